@@ -1,0 +1,76 @@
+"""Thread-count policy (pure Python; compiled kernels receive the count as an argument).
+
+The default comes from ``FASTGRAPH_NUM_THREADS``, else ``OMP_NUM_THREADS``, else the number of CPUs
+this process may run on.
+"""
+from __future__ import annotations
+
+import operator
+import os
+import warnings
+
+__all__ = ["get_num_threads", "set_num_threads", "default_num_threads"]
+
+
+def _usable_cpus() -> int:
+    # sched_getaffinity honours taskset/cgroup CPU pinning; cpu_count() does not.
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _validate(n: object, source: str = "number of threads") -> int:
+    if isinstance(n, bool):
+        raise TypeError(f"{source} must be a positive integer, got {n!r}")
+    try:
+        value = operator.index(n)  # accepts int and NumPy integers, rejects 2.0 and "2"
+    except TypeError:
+        raise TypeError(f"{source} must be a positive integer, got {n!r}") from None
+    if value < 1:
+        raise ValueError(f"{source} must be a positive integer, got {value}")
+    return value
+
+
+def default_num_threads() -> int:
+    """The thread count implied by the environment (see the module docstring)."""
+    for var in ("FASTGRAPH_NUM_THREADS", "OMP_NUM_THREADS"):
+        raw = os.environ.get(var, "").strip()
+        if not raw:
+            continue
+        # OMP_NUM_THREADS may be a nested list such as "4,2"; the outer level is what we use.
+        first = raw.split(",")[0].strip()
+        try:
+            return _validate(int(first), source=var)
+        except (TypeError, ValueError):
+            # A bad environment must not make `import fastgraph` fail; say so and fall through.
+            warnings.warn(
+                f"ignoring {var}={raw!r}: not a positive integer", RuntimeWarning, stacklevel=2
+            )
+    return _usable_cpus()
+
+
+_num_threads: int = default_num_threads()
+
+
+def get_num_threads() -> int:
+    """Number of threads the compiled kernels use.
+
+    >>> import fastgraph as fg
+    >>> fg.get_num_threads() >= 1
+    True
+    """
+    return _num_threads
+
+
+def set_num_threads(n: int) -> None:
+    """Set the number of threads the compiled kernels use (a positive integer).
+
+    >>> import fastgraph as fg
+    >>> old = fg.get_num_threads()
+    >>> fg.set_num_threads(1); fg.get_num_threads()
+    1
+    >>> fg.set_num_threads(old)
+    """
+    global _num_threads
+    _num_threads = _validate(n)

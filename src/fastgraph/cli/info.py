@@ -1,0 +1,101 @@
+"""``python -m fastgraph info``: what was built and what it runs on."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.machinery
+import json
+import pkgutil
+import platform
+import sys
+from typing import Any
+
+import numpy as np
+
+import fastgraph
+
+
+def compiled_extensions() -> dict[str, str]:
+    """Map each compiled ``fastgraph._*`` extension module found to its file.
+
+    >>> "fastgraph._toposort" in compiled_extensions()
+    True
+    """
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    found = {}
+    for mod in pkgutil.iter_modules(fastgraph.__path__, prefix="fastgraph."):
+        if not mod.name.rsplit(".", 1)[-1].startswith("_"):
+            continue
+        spec = importlib.util.find_spec(mod.name)
+        if spec is not None and spec.origin and spec.origin.endswith(suffixes):
+            found[mod.name] = spec.origin
+    return found
+
+
+def _blas_info() -> list[dict[str, Any]]:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        threadpool_info = None
+    if threadpool_info is not None:
+        return [
+            {k: d.get(k) for k in ("internal_api", "version", "num_threads", "filepath")}
+            for d in threadpool_info()
+            if d.get("user_api") == "blas"
+        ]
+    # Fallback: NumPy's build configuration (NumPy >= 1.25 can return it as a dict).
+    try:
+        cfg = np.show_config(mode="dicts")
+        blas = cfg.get("Build Dependencies", {}).get("blas", {})
+        return [{"internal_api": blas.get("name"), "version": blas.get("version"),
+                 "num_threads": None, "filepath": None}]
+    except Exception:  # older NumPy: no dict mode
+        return [{"internal_api": "unknown (install threadpoolctl)"}]
+
+
+def collect() -> dict[str, Any]:
+    """All facts ``info`` prints, as a JSON-able dict."""
+    from fastgraph import _openmp
+
+    return {
+        "fastgraph": fastgraph.__version__,
+        "location": fastgraph.__path__[0],
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "extensions": compiled_extensions(),
+        "openmp": _openmp.openmp_enabled(),
+        "omp_max_threads": _openmp.omp_max_threads(),
+        "num_threads": fastgraph.get_num_threads(),
+        "numpy": np.__version__,
+        "blas": _blas_info(),
+    }
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the facts as JSON")
+
+
+def main(args: argparse.Namespace | None = None) -> int:
+    facts = collect()
+    if args is not None and getattr(args, "json", False):
+        print(json.dumps(facts, indent=2))
+        return 0
+    print(f"fastgraph {facts['fastgraph']}  ({facts['location']})")
+    print(f"python    {facts['python']}  on {facts['platform']}")
+    print("compiled extensions:")
+    for name, path in sorted(facts["extensions"].items()):
+        print(f"  {name:<24} {path}")
+    if not facts["extensions"]:
+        print("  NONE -- fastgraph was not built; run `pip install .` or "
+              "`python setup.py build_ext --inplace`")
+    print(f"OpenMP    {'enabled' if facts['openmp'] else 'disabled (built without OpenMP)'}")
+    print(f"threads   {facts['num_threads']}  (fastgraph.set_num_threads / FASTGRAPH_NUM_THREADS)")
+    print(f"numpy     {facts['numpy']}")
+    for b in facts["blas"]:
+        extra = "".join(
+            f"  {k}={b[k]}" for k in ("version", "num_threads", "filepath") if b.get(k) is not None
+        )
+        print(f"  BLAS    {b.get('internal_api')}{extra}")
+    if not facts["blas"]:
+        print("  BLAS    none loaded")
+    return 0
