@@ -1,0 +1,1 @@
+"""Eager (define-by-run) mode: Tensor, tape recording, grad mode, transforms, optimizers."""

@@ -1,0 +1,208 @@
+"""``backward()`` and ``fg.autograd.grad``: the Python policy around the Cython tape walker.
+
+The walker (:func:`fastgraph._tape.walk`) owns the order; this module owns what happens at each
+step: calling an op's VJP rule on arrays (or on Tensors when ``create_graph=True``), summing the
+result back to the input's broadcast shape and dtype, hooks, and accumulation into ``.grad``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .. import ops as F
+from .._tape import TapeNode, walk
+from ..ops._registry import ZERO
+from . import grad_mode as _gm
+from .tensor import Tensor
+
+__all__ = ["backward", "grad"]
+
+_ndarray = np.ndarray
+
+
+def _values(inputs: tuple) -> tuple:
+    return tuple(a._data if type(a) is Tensor else a for a in inputs)
+
+
+class _Engine:
+    """Per-step policy the walker calls back into."""
+
+    @staticmethod
+    def vjp(node: TapeNode, i: int, g, create_graph: bool):
+        op = node.op
+        rule = op.vjps[i]
+        x = node.inputs[i]
+        if create_graph:
+            args = node.inputs
+            ans = Tensor(node.ans, False, node)
+        else:
+            args = _values(node.inputs)
+            ans = node.ans
+            x = args[i]
+        if rule is ZERO:
+            gi = np.zeros(np.shape(x), dtype=_float_dtype(x))
+            return Tensor(gi) if create_graph else gi
+        attrs = node.attrs
+        gi = rule(g, ans, *args, **attrs) if attrs else rule(g, ans, *args)
+        # the engine, not each rule, undoes broadcasting and restores the input's dtype
+        if gi.shape != x.shape:
+            gi = F.sum_to_like(gi, x)
+        xdt = x.dtype
+        if gi.dtype != xdt:
+            gi = F.astype(gi, xdt)
+        return gi
+
+    @staticmethod
+    def deliver(leaf: Tensor, g, create_graph: bool) -> None:
+        if leaf._hooks:
+            g = _run_hooks(leaf._hooks, g, create_graph)
+        _accumulate_grad(leaf, g, create_graph)
+
+    @staticmethod
+    def node_hooks(node: TapeNode, g, create_graph: bool):
+        if node.hooks:
+            g = _run_hooks(node.hooks, g, create_graph)
+        if node.retained is not None:
+            t = node.retained()
+            if t is not None:
+                _accumulate_grad(t, g, create_graph)
+        return g
+
+
+def _float_dtype(x):
+    dt = np.result_type(x)
+    return dt if dt.kind == "f" else np.float64
+
+
+def _run_hooks(hooks, g, create_graph):
+    for hook in list(hooks):
+        res = hook(g if create_graph else Tensor(g))
+        if res is not None:
+            g = res if create_graph else (res._data if isinstance(res, Tensor) else np.asarray(res))
+    return g
+
+
+def _accumulate_grad(t: Tensor, g, create_graph: bool) -> None:
+    if create_graph:
+        t.grad = g if t.grad is None else t.grad + g
+        return
+    if type(g) is Tensor:
+        g = g._data
+    if type(g) is _ndarray and not g.flags.writeable:
+        g = g.copy()  # e.g. a broadcast view: .grad must be an ordinary array
+    if t.grad is None:
+        t.grad = Tensor(g)
+    else:
+        t.grad = Tensor(t.grad._data + g)
+
+
+_ENGINE = _Engine()
+
+
+def _seed(t: Tensor, gradient, create_graph: bool):
+    if gradient is None:
+        if t.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        g = np.ones(t.shape, dtype=t.dtype)
+        g = g[()] if g.ndim == 0 else g
+        return Tensor(g) if create_graph else g
+    if isinstance(gradient, Tensor):
+        if create_graph:
+            return gradient
+        gradient = gradient._data
+    g = np.array(gradient, dtype=t.dtype)  # a copy: the walk may hand it to a leaf's .grad
+    if g.shape != t.shape:
+        raise RuntimeError(f"Mismatch in shape: grad_output has a shape of {g.shape} and output "
+                           f"has a shape of {t.shape}")
+    return Tensor(g) if create_graph else g
+
+
+def _root(t: Tensor):
+    if not t.requires_grad:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                           "grad_fn")
+    return t.grad_fn if t.grad_fn is not None else t
+
+
+def backward(tensors, gradient=None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs=None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves they depend on."""
+    if isinstance(tensors, Tensor):
+        tensors, grads = [tensors], [gradient]
+    else:
+        tensors = list(tensors)
+        grads = list(gradient) if gradient is not None else [None] * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        results = grad(tensors, inputs, grads, retain_graph=retain_graph,
+                       create_graph=create_graph, allow_unused=True)
+        for x, g in zip(_as_list(inputs), results):
+            if g is not None:
+                _accumulate_grad(x, g if create_graph else g._data, create_graph)
+        return
+    roots = [_root(t) for t in tensors]
+    seeds = [_seed(t, g, create_graph) for t, g in zip(tensors, grads)]
+    with _grad_mode_for(create_graph):
+        walk(roots, seeds, bool(retain_graph), bool(create_graph), _ENGINE)
+
+
+def _as_list(xs):
+    return [xs] if isinstance(xs, Tensor) else list(xs)
+
+
+class _grad_mode_for:
+    """Record the backward pass only when building a graph of the gradients."""
+
+    def __init__(self, create_graph: bool):
+        self.mode = bool(create_graph)
+
+    def __enter__(self):
+        self.prev = _gm._enabled
+        _gm._enabled = self.mode
+
+    def __exit__(self, *exc):
+        _gm._enabled = self.prev
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
+
+        >>> x = fg.tensor(3.0, requires_grad=True)
+        >>> fg.autograd.grad(x * x, x)
+        (tensor(6.),)
+    """
+    outs = _as_list(outputs)
+    ins = _as_list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outs)
+    elif isinstance(grad_outputs, Tensor) or not isinstance(grad_outputs, (list, tuple)):
+        grad_outputs = [grad_outputs]
+    if retain_graph is None:
+        retain_graph = create_graph
+    for x in ins:
+        if not isinstance(x, Tensor) or not x.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    keys = [id(x.grad_fn) if x.grad_fn is not None else id(x) for x in ins]
+    capture = {k: None for k in keys}
+    roots = [_root(t) for t in outs]
+    seeds = [_seed(t, g, create_graph) for t, g in zip(outs, grad_outputs)]
+    with _grad_mode_for(create_graph):
+        walk(roots, seeds, bool(retain_graph), bool(create_graph), _ENGINE, capture)
+    results = []
+    for x, k in zip(ins, keys):
+        g = capture[k]
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            results.append(None)
+            continue
+        if not create_graph:
+            g = np.asarray(g) if type(g) is not _ndarray and not isinstance(g, np.generic) else g
+            g = Tensor(g)
+        results.append(g)
+    return tuple(results)

@@ -1,0 +1,62 @@
+"""NumPy's dispatch protocols for ``Tensor``: ``np.exp(t)``, ``np.sum(t, axis=0)``, ``a @ t``...
+
+A NumPy ufunc or function with a fastgraph op of the same meaning is routed to that op (so it is
+recorded exactly like ``fg.exp``); anything else runs on the plain arrays and returns NumPy values.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops as F
+from .tensor import Tensor
+
+# ufunc name -> fastgraph function (NumPy's names, with the few spellings that differ)
+UFUNCS = {name: getattr(F, name) for name in (
+    "add subtract multiply divide power negative exp expm1 log log1p sqrt square reciprocal sin "
+    "cos tan tanh sinh cosh arctan maximum minimum sign floor ceil floor_divide less less_equal "
+    "greater greater_equal equal not_equal logical_and logical_or logical_not isfinite matmul"
+).split()}
+UFUNCS.update({"absolute": F.abs, "true_divide": F.divide, "fabs": F.abs})
+
+FUNCTIONS = {getattr(np, name): getattr(F, name) for name in (
+    "sum mean prod max min var std reshape transpose swapaxes expand_dims squeeze broadcast_to "
+    "concatenate stack split ravel where clip dot outer einsum matmul abs"
+).split()}
+FUNCTIONS.update({np.amax: F.max, np.amin: F.min, np.linalg.inv: F.inv, np.linalg.solve: F.solve,
+                  np.linalg.det: F.det, np.linalg.slogdet: F.slogdet})
+
+
+def _unwrap(x):
+    if isinstance(x, Tensor):
+        return x.data
+    if isinstance(x, (list, tuple)):
+        return type(x)(_unwrap(v) for v in x)
+    return x
+
+
+def array_ufunc(ufunc, method, inputs, kwargs):
+    fn = UFUNCS.get(ufunc.__name__)
+    if fn is not None and method == "__call__" and not kwargs:
+        return fn(*inputs)
+    # not differentiable here (out=, reduce, accumulate...): compute on plain arrays
+    out = kwargs.get("out")
+    if out is not None:
+        kwargs = dict(kwargs, out=tuple(_unwrap(o) for o in out))
+        for o in out:
+            if isinstance(o, Tensor):
+                o._check_inplace(f"np.{ufunc.__name__}(out=...)")
+    return getattr(ufunc, method)(*_unwrap(inputs), **kwargs)
+
+
+def array_function(func, types, args, kwargs):
+    fn = FUNCTIONS.get(func)
+    if fn is not None:
+        try:
+            return fn(*args, **kwargs)
+        except TypeError:
+            pass  # an argument fastgraph's op does not take (dtype=, out=...): plain NumPy
+    return func(*_unwrap(args), **_unwrap_kwargs(kwargs))
+
+
+def _unwrap_kwargs(kwargs):
+    return {k: _unwrap(v) for k, v in kwargs.items()}

@@ -1,0 +1,388 @@
+"""The eager ``Tensor``: an ndarray plus what ``backward()`` needs (PyTorch semantics).
+
+Recording (:func:`_record`) is the whole of eager mode's forward cost: run the op's NumPy forward,
+and, when some input requires grad, attach one :class:`~fastgraph._tape.TapeNode`.
+0-d results are kept as NumPy scalars internally (scalar arithmetic is ~7x cheaper than 0-d array
+arithmetic); ``Tensor.data`` always hands out an ndarray.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import ops as F
+from .._tape import TapeNode
+from ..ops._registry import apply, register_kind
+from . import grad_mode as _gm
+
+__all__ = ["Tensor", "tensor"]
+
+_ndarray = np.ndarray
+_generic = np.generic
+
+
+class Tensor:
+    """An eager array that records operations for reverse-mode differentiation.
+
+        >>> x = fg.tensor(1.0, requires_grad=True)
+        >>> (x * x).backward(); x.grad
+        tensor(2.)
+    """
+
+    __slots__ = ("_data", "grad", "_requires_grad", "grad_fn", "_hooks", "_retains", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, data: Any, requires_grad: bool = False, grad_fn: TapeNode | None = None):
+        self._data = data
+        self.grad = None
+        self._requires_grad = requires_grad or grad_fn is not None
+        self.grad_fn = grad_fn
+        self._hooks = None
+        self._retains = False
+
+    # ---- data and metadata ----------------------------------------------------------------
+    @property
+    def data(self) -> np.ndarray:
+        d = self._data
+        if type(d) is not _ndarray:
+            d = self._data = np.asarray(d)
+        return d
+
+    @data.setter
+    def data(self, value) -> None:
+        value = np.asarray(value.data if isinstance(value, Tensor) else value)
+        self._data = value
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        if requires_grad and self.dtype.kind not in "fc":
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
+                               f"(got {self.dtype})")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def size(self) -> int:
+        return self._data.size
+
+    @property
+    def T(self) -> "Tensor":
+        return F.transpose(self)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def numpy(self) -> np.ndarray:
+        """The value as an ndarray (no copy). Errors if the tensor requires grad, as in PyTorch."""
+        if self._requires_grad and _gm._enabled:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self.data
+
+    def item(self):
+        if self._data.size != 1:
+            raise ValueError(f"a Tensor with {self._data.size} elements cannot be converted to "
+                             f"Scalar")
+        return self._data.item() if hasattr(self._data, "item") else self._data
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def detach(self) -> "Tensor":
+        """A new leaf sharing this tensor's data, outside the graph."""
+        return Tensor(self._data)
+
+    def astype(self, dtype) -> "Tensor":
+        return F.astype(self, dtype)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after ``backward()``."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None and not self._retains:
+            self._retains = True
+            self.grad_fn.retained = weakref.ref(self)
+
+    def register_hook(self, hook: Callable) -> Callable:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned Tensor
+        replaces the gradient.  Returns a function that removes the hook."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            hooks = self.grad_fn.hooks
+            if hooks is None:
+                hooks = self.grad_fn.hooks = []
+        else:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        hooks.append(hook)
+        return lambda: hooks.remove(hook) if hook in hooks else None
+
+    def backward(self, gradient=None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (PyTorch semantics)."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    # ---- printing ---------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        body = np.array2string(self.data, separator=", ", prefix="tensor(")
+        extras = []
+        if self.dtype != np.float64:
+            extras.append(f"dtype={self.dtype}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.op.name}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+    def __bool__(self) -> bool:
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self._data)
+
+    def __int__(self) -> int:
+        return int(self._data)
+
+    def __index__(self) -> int:
+        return int(self._data.__index__())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def _fg_index_value(self):
+        return self.data
+
+    # ---- NumPy protocols -------------------------------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        d = self.data
+        if dtype is not None and d.dtype != dtype:
+            return d.astype(dtype)
+        return d.copy() if copy else d
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .numpy_protocols import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .numpy_protocols import array_function
+        return array_function(func, types, args, kwargs)
+
+    # ---- operators --------------------------------------------------------------------------
+    def __add__(self, other): return apply(_ADD, (self, other), None)
+    def __radd__(self, other): return apply(_ADD, (other, self), None)
+    def __sub__(self, other): return apply(_SUB, (self, other), None)
+    def __rsub__(self, other): return apply(_SUB, (other, self), None)
+    def __mul__(self, other): return apply(_MUL, (self, other), None)
+    def __rmul__(self, other): return apply(_MUL, (other, self), None)
+    def __truediv__(self, other): return apply(_DIV, (self, other), None)
+    def __rtruediv__(self, other): return apply(_DIV, (other, self), None)
+    def __floordiv__(self, other): return F.floor_divide(self, other)
+    def __rfloordiv__(self, other): return F.floor_divide(other, self)
+    def __pow__(self, other): return F.power(self, other)
+    def __rpow__(self, other): return F.power(other, self)
+    def __matmul__(self, other): return F.matmul(self, other)
+    def __rmatmul__(self, other): return F.matmul(other, self)
+    def __neg__(self): return apply(_NEG, (self,), None)
+    def __pos__(self): return self
+    def __abs__(self): return F.abs(self)
+    def __lt__(self, other): return F.less(self, other)
+    def __le__(self, other): return F.less_equal(self, other)
+    def __gt__(self, other): return F.greater(self, other)
+    def __ge__(self, other): return F.greater_equal(self, other)
+    def __eq__(self, other): return F.equal(self, other)  # type: ignore[override]
+    def __ne__(self, other): return F.not_equal(self, other)  # type: ignore[override]
+    def __and__(self, other): return F.logical_and(self, other)
+    def __or__(self, other): return F.logical_or(self, other)
+    def __invert__(self): return F.logical_not(self)
+
+    def __getitem__(self, index): return F.getitem(self, index)
+
+    def __setitem__(self, index, value) -> None:
+        self._check_inplace("__setitem__")
+        if isinstance(value, Tensor):
+            value = value._data
+        self.data[F.shape._canon_index(index)] = value
+
+    def _check_inplace(self, what: str) -> None:
+        if self._requires_grad and _gm._enabled:
+            if self.grad_fn is None:
+                raise RuntimeError(f"a leaf Variable that requires grad is being used in an "
+                                   f"in-place operation ({what}).")
+            raise RuntimeError(f"in-place operation {what} on a tensor that requires grad is not "
+                               f"supported: its old value may be saved for backward. Use an "
+                               f"out-of-place operation (or fg.where) instead.")
+
+    def _inplace(self, ufunc, other, name):
+        if self._requires_grad and _gm._enabled:
+            if self.grad_fn is None:
+                raise RuntimeError(f"a leaf Variable that requires grad is being used in an "
+                                   f"in-place operation ({name}).")
+            # a non-leaf: record out of place; Python rebinds the name to the result
+            return NotImplemented
+        d = self.data
+        ufunc(d, other._data if isinstance(other, Tensor) else other, out=d, casting="same_kind")
+        return self
+
+    def __iadd__(self, other): return self._inplace(np.add, other, "+=")
+    def __isub__(self, other): return self._inplace(np.subtract, other, "-=")
+    def __imul__(self, other): return self._inplace(np.multiply, other, "*=")
+    def __itruediv__(self, other): return self._inplace(np.divide, other, "/=")
+
+    # ---- method forms of the operations ----------------------------------------------------
+    def sum(self, axis=None, keepdims=False): return F.sum(self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return F.mean(self, axis, keepdims)
+    def prod(self, axis=None, keepdims=False): return F.prod(self, axis, keepdims)
+    def max(self, axis=None, keepdims=False): return F.max(self, axis, keepdims)
+    def min(self, axis=None, keepdims=False): return F.min(self, axis, keepdims)
+    def var(self, axis=None, keepdims=False, ddof=0): return F.var(self, axis, keepdims, ddof)
+    def std(self, axis=None, keepdims=False, ddof=0): return F.std(self, axis, keepdims, ddof)
+    def logsumexp(self, axis=None, keepdims=False): return F.logsumexp(self, axis, keepdims)
+    def reshape(self, *shape): return F.reshape(self, *shape)
+    def transpose(self, *axes): return F.transpose(self, (axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes) or None)
+    def swapaxes(self, a, b): return F.swapaxes(self, a, b)
+    def squeeze(self, axis=None): return F.squeeze(self, axis)
+    def expand_dims(self, axis): return F.expand_dims(self, axis)
+    def ravel(self): return F.ravel(self)
+    def flatten(self): return F.ravel(self)
+    def clip(self, a_min=None, a_max=None): return F.clip(self, a_min, a_max)
+    def dot(self, other): return F.dot(self, other)
+    def exp(self): return F.exp(self)
+    def expm1(self): return F.expm1(self)
+    def log(self): return F.log(self)
+    def log1p(self): return F.log1p(self)
+    def sqrt(self): return F.sqrt(self)
+    def square(self): return F.square(self)
+    def reciprocal(self): return F.reciprocal(self)
+    def sin(self): return F.sin(self)
+    def cos(self): return F.cos(self)
+    def tan(self): return F.tan(self)
+    def tanh(self): return F.tanh(self)
+    def sinh(self): return F.sinh(self)
+    def cosh(self): return F.cosh(self)
+    def arctan(self): return F.arctan(self)
+    def sigmoid(self): return F.sigmoid(self)
+    def relu(self): return F.relu(self)
+    def softplus(self): return F.softplus(self)
+    def abs(self): return F.abs(self)
+    def sign(self): return F.sign(self)
+    def floor(self): return F.floor(self)
+    def ceil(self): return F.ceil(self)
+    def softmax(self, axis=-1): return F.softmax(self, axis)
+    def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
+
+
+_ADD, _SUB, _MUL, _DIV, _NEG = (F.REGISTRY[n] for n in
+                                ("add", "subtract", "multiply", "divide", "negative"))
+_TensorType = Tensor
+
+
+def _record(op, args: tuple, attrs):
+    """The eager applier: run ``op`` on the values of ``args``; record it if a gradient is needed."""
+    values = []
+    parents = []
+    needs_grad = False
+    vjps = op.vjps
+    i = -1
+    for a in args:
+        i += 1
+        if type(a) is _TensorType:
+            values.append(a._data)
+            if a._requires_grad and vjps[i] is not None:
+                needs_grad = True
+                parents.append(a.grad_fn if a.grad_fn is not None else a)
+            else:
+                parents.append(None)
+        else:
+            values.append(a)
+            parents.append(None)
+    try:
+        out = op.forward(*values, **attrs) if attrs else op.forward(*values)
+    except Exception as e:  # name the op and the operands, as users expect
+        raise _op_error(op, values, e) from e
+    if type(out) is not _ndarray and not isinstance(out, _generic):
+        out = np.asarray(out)
+    if needs_grad and _gm._enabled and op.differentiable:
+        return _TensorType(out, False, TapeNode(op, args, attrs, out, tuple(parents)))
+    return _TensorType(out)
+
+
+def _op_error(op, values, e):
+    shapes = ", ".join(str(np.shape(v)) for v in values)
+    dtypes = ", ".join(str(np.result_type(v)) if not isinstance(v, (list, tuple)) else "seq"
+                       for v in values)
+    msg = str(e)
+    if op.name in msg:
+        return type(e)(msg) if isinstance(e, (ValueError, TypeError, IndexError)) else e
+    return type(e)(f"{op.name}: {msg} (operand shapes {shapes}; dtypes {dtypes})") \
+        if isinstance(e, (ValueError, TypeError, IndexError, np.linalg.LinAlgError)) else e
+
+
+register_kind(Tensor, _record, priority=1)
+
+_SUPPORTED_KINDS = "biuf"
+
+
+def tensor(data: Any, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Make a leaf Tensor from a scalar, nested list, ndarray or Tensor (data is copied).
+
+        >>> fg.tensor([1.0, 2.0], requires_grad=True)
+        tensor([1., 2.], requires_grad=True)
+    """
+    if isinstance(data, Tensor):
+        data = data.data
+    try:
+        arr = np.array(data, dtype=dtype)
+    except ValueError as e:
+        raise ValueError(f"fg.tensor: could not build an array from the data ({e}); nested "
+                         f"lists must be rectangular") from None
+    except TypeError as e:
+        raise TypeError(f"fg.tensor: unsupported data or dtype ({e})") from None
+    if arr.dtype.kind not in _SUPPORTED_KINDS or arr.dtype == np.float16:
+        raise TypeError(f"fg.tensor: unsupported dtype {arr.dtype}; use bool, integer, "
+                        f"float32 or float64 data")
+    t = Tensor(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t

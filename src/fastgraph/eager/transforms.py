@@ -1,0 +1,174 @@
+"""Functional transforms in the HIPS-autograd / JAX style: ``grad value_and_grad jacobian hessian hvp``.
+
+A transformed function takes and returns NumPy values, so it plugs straight into SciPy::
+
+    scipy.optimize.minimize(fg.value_and_grad(loss), x0, jac=True)
+
+They compose (``fg.grad(fg.grad(f))``): when called on Tensors that require grad (that is, from
+inside another transform) they build their gradients with ``create_graph=True`` and return Tensors
+connected to the outer computation.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .. import ops as F
+from . import grad_mode as _gm
+from .autograd import grad as _autograd_grad
+from .tensor import Tensor
+
+__all__ = ["grad", "value_and_grad", "jacobian", "hessian", "hvp"]
+
+
+def _is_traced(x) -> bool:
+    return isinstance(x, Tensor) and x.requires_grad
+
+
+def _watch(x):
+    """A tensor to differentiate with respect to: connected to ``x`` if ``x`` is being traced."""
+    if _is_traced(x):
+        return F.identity(x)
+    if isinstance(x, Tensor):
+        x = x.data
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "f":
+        if arr.dtype.kind not in "biu":
+            raise TypeError(f"can only differentiate with respect to numeric inputs, got dtype "
+                            f"{arr.dtype}")
+        arr = arr.astype(np.float64)
+    return Tensor(arr, requires_grad=True)
+
+
+def _numpy(v):
+    if isinstance(v, Tensor):
+        d = v.data
+        return d[()] if d.ndim == 0 else d
+    if isinstance(v, tuple):
+        return tuple(_numpy(e) for e in v)
+    if isinstance(v, list):
+        return [_numpy(e) for e in v]
+    return v
+
+
+def _zeros_like(x):
+    return Tensor(np.zeros(x.shape, dtype=x.dtype))
+
+
+def _argnums(argnums, n_args: int) -> tuple[tuple[int, ...], bool]:
+    single = isinstance(argnums, (int, np.integer))
+    nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
+    for a in nums:
+        if not -n_args <= a < n_args:
+            raise ValueError(f"argnums {a} is out of range for a function called with "
+                             f"{n_args} positional arguments")
+    return tuple(a % n_args for a in nums), single
+
+
+def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """``f -> (x -> (f(x), df/dx))`` for scalar-valued ``f``; ``has_aux`` gives
+    ``((value, aux), grad)`` as JAX does; a tuple ``argnums`` gives a tuple of gradients.
+
+        >>> fg.value_and_grad(lambda x: (x ** 2).sum())(np.array([1.0, 2.0]))
+        (5.0, array([2., 4.]))
+    """
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        nums, single = _argnums(argnums, len(args))
+        nested = any(_is_traced(args[i]) for i in nums)
+        args = list(args)
+        with _gm.enable_grad():
+            watched = [_watch(args[i]) for i in nums]
+            for i, w in zip(nums, watched):
+                args[i] = w
+            out = fun(*args, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise TypeError("has_aux=True requires the function to return a pair "
+                                    "(value, aux)")
+                out, aux = out
+            if not isinstance(out, Tensor):
+                out = Tensor(np.asarray(out))
+            if out.size != 1:
+                raise TypeError(f"grad requires a scalar-output function; got an output of "
+                                f"shape {out.shape}")
+            if out.requires_grad:
+                grads = _autograd_grad(out, watched, create_graph=nested, allow_unused=True)
+            else:
+                grads = (None,) * len(watched)
+            grads = tuple(_zeros_like(w) if g is None else g for w, g in zip(watched, grads))
+        result = grads[0] if single else grads
+        value = (out, aux) if has_aux else out
+        if nested:
+            return value, result
+        return _numpy(value), _numpy(result)
+
+    return wrapper
+
+
+def grad(fun: Callable, argnums=0) -> Callable:
+    """``f -> df/dx`` for scalar-valued ``f`` (NumPy in, NumPy out; composable).
+
+        >>> fg.grad(fg.grad(lambda x: x ** 3))(2.0)
+        12.0
+    """
+    vg = value_and_grad(fun, argnums)
+
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        return vg(*args, **kwargs)[1]
+
+    return wrapper
+
+
+def jacobian(fun: Callable, argnums: int = 0) -> Callable:
+    """``f -> J`` with ``J.shape == f(x).shape + x.shape``.
+
+        >>> fg.jacobian(lambda x: x * x)(np.array([1.0, 2.0]))
+        array([[2., 0.],
+               [0., 4.]])
+    """
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        (num,), _ = _argnums(argnums, len(args))
+        nested = _is_traced(args[num])
+        args = list(args)
+        with _gm.enable_grad():
+            x = args[num] = _watch(args[num])
+            out = fun(*args, **kwargs)
+            if not isinstance(out, Tensor):
+                out = Tensor(np.asarray(out))
+            flat = F.reshape(out, (-1,))
+            rows = []
+            for k in range(flat.shape[0]):
+                if not flat.requires_grad:
+                    rows.append(_zeros_like(x))
+                    continue
+                (g,) = _autograd_grad(flat[k], [x], retain_graph=True, create_graph=nested,
+                                      allow_unused=True)
+                rows.append(_zeros_like(x) if g is None else g)
+            if rows:
+                jac = F.reshape(F.stack(rows), tuple(out.shape) + tuple(x.shape))
+            else:
+                jac = Tensor(np.zeros(tuple(out.shape) + tuple(x.shape), dtype=x.dtype))
+        return jac if nested else _numpy(jac)
+
+    return wrapper
+
+
+def hessian(fun: Callable, argnums: int = 0) -> Callable:
+    """``f -> H``, the Jacobian of the gradient of scalar-valued ``f``."""
+    return jacobian(grad(fun, argnums), argnums)
+
+
+def hvp(fun: Callable, x, v):
+    """Hessian-vector product ``H(x) @ v`` of scalar-valued ``f`` without forming ``H``.
+
+        >>> fg.hvp(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+        array([6., 0.])
+    """
+    v_value = v.data if isinstance(v, Tensor) else np.asarray(v)
+    return grad(lambda x_: F.sum(grad(fun)(x_) * v_value))(x)

@@ -1,0 +1,29 @@
+"""All operations, declared once (see :mod:`._registry`), exported by NumPy name.
+
+Each function accepts NumPy values, eager ``Tensor``s or graph ``Node``s and returns the same kind.
+"""
+from ._registry import REGISTRY, ZERO, OpDef, apply, defop, register_kind
+from .elementwise import (abs, add, arctan, ceil, clip, cos, cosh, digamma, divide, equal, erf,
+                          erfc, exp, expm1, floor, floor_divide, gammaln, greater, greater_equal,
+                          isfinite, less, less_equal, log, log1p, logical_and, logical_not,
+                          logical_or, logit, maximum, minimum, multiply, negative, not_equal,
+                          polygamma, power, reciprocal, relu, sigmoid, sign, sin, sinh, softplus,
+                          sqrt, square, subtract, tan, tanh, where, xlogy)
+from .reductions import logsumexp, max, mean, min, prod, std, sum, var
+from .shape import (astype, broadcast_like, broadcast_to, concatenate, expand_dims, getitem,
+                    identity, ravel, reshape, reshape_like, scatter_add, size_ratio, split, squeeze,
+                    stack, sum_to_like, swapaxes, transpose)
+from .linalg import det, dot, einsum, inv, matmul, outer, slogdet, solve
+from .nn import cross_entropy, log_softmax, pick, put_labels, softmax
+
+# The public vocabulary of DESIGN.md §2 (helpers above stay importable from fastgraph.ops).
+PUBLIC = (
+    "add subtract multiply divide power negative abs exp expm1 log log1p sqrt square reciprocal "
+    "sin cos tan tanh sinh cosh arctan sigmoid relu softplus erf maximum minimum where clip sign "
+    "floor ceil floor_divide less less_equal greater greater_equal equal not_equal logical_and "
+    "logical_or logical_not isfinite "
+    "sum mean prod max min var std logsumexp "
+    "matmul dot outer einsum "
+    "reshape transpose swapaxes expand_dims squeeze broadcast_to concatenate stack split ravel "
+    "softmax log_softmax cross_entropy astype"
+).split()

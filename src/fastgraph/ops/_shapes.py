@@ -1,0 +1,88 @@
+"""Static shape rules shared by the op declarations (``None`` is an unknown dimension)."""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+Shape = tuple  # tuple[Optional[int], ...]
+
+
+def broadcast(op: str, *shapes: Shape) -> Shape:
+    """NumPy broadcasting of static shapes; ``ValueError`` naming the op and the shapes."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(-ndim, 0):
+        dim: Optional[int] = 1
+        for s in shapes:
+            if -i > len(s):
+                continue
+            d = s[i]
+            if d == 1:
+                continue
+            if dim == 1:
+                dim = d
+            elif d is None:
+                continue
+            elif dim is None:
+                dim = d
+            elif d != dim:
+                raise ValueError(
+                    f"{op}: operands could not be broadcast together with shapes "
+                    + " ".join(str(tuple(s)) for s in shapes))
+        out.append(dim)
+    return tuple(out)
+
+
+def elementwise(shapes: Sequence[Shape], op: str = "elementwise", **_) -> Shape:
+    return broadcast(op, *shapes)
+
+
+def normalize_axis(axis, ndim: int, op: str = "op") -> tuple:
+    """Axis (None, int or tuple) -> sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{op}: axis {a} is out of bounds for an array of dimension {ndim}")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: repeated axis in {axis}")
+    return tuple(sorted(out))
+
+
+def reduce(shapes: Sequence[Shape], axis=None, keepdims=False, op: str = "reduce", **_) -> Shape:
+    (shape,) = shapes[:1]
+    axes = normalize_axis(axis, len(shape), op)
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def same_as_first(shapes: Sequence[Shape], **_) -> Shape:
+    return tuple(shapes[0])
+
+
+def scalar(shapes: Sequence[Shape], **_) -> Shape:
+    return ()
+
+
+def matmul(shapes: Sequence[Shape], op: str = "matmul", **_) -> Shape:
+    a, b = shapes
+    if len(a) == 0 or len(b) == 0:
+        raise ValueError(f"{op}: input operand does not have enough dimensions "
+                         f"(shapes {tuple(a)} and {tuple(b)})")
+    a2 = (1,) + tuple(a) if len(a) == 1 else tuple(a)
+    b2 = tuple(b) + (1,) if len(b) == 1 else tuple(b)
+    k1, k2 = a2[-1], b2[-2]
+    if k1 is not None and k2 is not None and k1 != k2:
+        raise ValueError(f"{op}: shapes {tuple(a)} and {tuple(b)} are not aligned "
+                         f"({k1} (dim {len(a) - 1}) != {k2})")
+    batch = broadcast(op, a2[:-2], b2[:-2])
+    out = batch + (a2[-2], b2[-1])
+    if len(a) == 1:
+        out = out[:-2] + out[-1:]
+    if len(b) == 1:
+        out = out[:-1]
+    return out

@@ -1,0 +1,213 @@
+"""Elementwise operations: one line of declaration each (name, NumPy forward, VJP per input).
+
+VJP rules read ``vjp(g, ans, *inputs)``; they use ``fastgraph`` ops (``F``) or operators, so they
+serve arrays, Tensors and graph Nodes alike.  Broadcasting is undone by the engines.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as _sp
+
+from . import _shapes
+from ._registry import ZERO, apply, defop
+
+from .. import ops as F  # late-bound: rules look names up when they run
+
+_SQRT_PI_2 = 2.0 / math.sqrt(math.pi)
+
+
+def _unary(name, forward, vjp, **kw):
+    op = defop(name, forward, vjp, shape=_shapes.elementwise, elementwise=True, **kw)
+
+    def fn(x):
+        return apply(op, (x,), {})
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (NumPy semantics), differentiable.\n\n" \
+                 f"    >>> fg.{name}(fg.tensor([0.5]))  # doctest: +SKIP\n"
+    fn.op = op
+    return fn
+
+
+def _binary(name, forward, vjp_x, vjp_y, **kw):
+    op = defop(name, forward, vjp_x, vjp_y, shape=_shapes.elementwise, elementwise=True, **kw)
+
+    def fn(x, y):
+        return apply(op, (x, y), {})
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` with NumPy broadcasting, differentiable.\n\n" \
+                 f"    >>> fg.{name}(fg.tensor([1.0]), 2.0)  # doctest: +SKIP\n"
+    fn.op = op
+    return fn
+
+
+def _relu(x):
+    return np.maximum(x, 0)
+
+
+def _softplus(x):
+    return np.logaddexp(0, x)
+
+
+def _tie_split(g, x, y, wins):
+    return F.where(F.equal(x, y), g * 0.5, F.where(wins(x, y), g, 0))
+
+
+def _sign_safe_log(x):
+    # d/dy x**y = log(x) * x**y; where x <= 0 the branch is undefined, use 0 like autograd
+    return F.log(F.where(F.greater(x, 0), x, 1))
+
+
+# ---- arithmetic -----------------------------------------------------------------------------
+add = _binary("add", np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
+subtract = _binary("subtract", np.subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: -g)
+multiply = _binary("multiply", np.multiply, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
+divide = _binary("divide", np.divide, lambda g, ans, x, y: g / y,
+                 lambda g, ans, x, y: -g * ans / y)
+power = _binary("power", np.power,
+                lambda g, ans, x, y: g * y * F.power(x, y - 1),
+                lambda g, ans, x, y: g * ans * _sign_safe_log(x))
+# ties split the gradient evenly, as PyTorch does
+maximum = _binary("maximum", np.maximum,
+                  lambda g, ans, x, y: _tie_split(g, x, y, F.greater),
+                  lambda g, ans, x, y: _tie_split(g, x, y, F.less))
+minimum = _binary("minimum", np.minimum,
+                  lambda g, ans, x, y: _tie_split(g, x, y, F.less),
+                  lambda g, ans, x, y: _tie_split(g, x, y, F.greater))
+floor_divide = _binary("floor_divide", np.floor_divide, ZERO, ZERO)
+negative = _unary("negative", np.negative, lambda g, ans, x: -g)
+abs = _unary("abs", np.abs, lambda g, ans, x: g * F.sign(x))
+square = _unary("square", np.square, lambda g, ans, x: g * 2 * x)
+sqrt = _unary("sqrt", np.sqrt, lambda g, ans, x: g * 0.5 / ans)
+reciprocal = _unary("reciprocal", lambda x: np.reciprocal(x if np.issubdtype(np.result_type(x), np.inexact) else np.asarray(x, float)),
+                    lambda g, ans, x: -g * ans * ans)
+
+# ---- exponentials, logs, trigonometry ---------------------------------------------------------
+exp = _unary("exp", np.exp, lambda g, ans, x: g * ans)
+expm1 = _unary("expm1", np.expm1, lambda g, ans, x: g * (ans + 1))
+log = _unary("log", np.log, lambda g, ans, x: g / x)
+log1p = _unary("log1p", np.log1p, lambda g, ans, x: g / (x + 1))
+sin = _unary("sin", np.sin, lambda g, ans, x: g * F.cos(x))
+cos = _unary("cos", np.cos, lambda g, ans, x: -g * F.sin(x))
+tan = _unary("tan", np.tan, lambda g, ans, x: g * (1 + ans * ans))
+tanh = _unary("tanh", np.tanh, lambda g, ans, x: g * (1 - ans * ans))
+sinh = _unary("sinh", np.sinh, lambda g, ans, x: g * F.cosh(x))
+cosh = _unary("cosh", np.cosh, lambda g, ans, x: g * F.sinh(x))
+arctan = _unary("arctan", np.arctan, lambda g, ans, x: g / (1 + x * x))
+sigmoid = _unary("sigmoid", _sp.expit, lambda g, ans, x: g * ans * (1 - ans))
+relu = _unary("relu", _relu, lambda g, ans, x: F.where(F.greater(x, 0), g, 0))
+softplus = _unary("softplus", _softplus, lambda g, ans, x: g * F.sigmoid(x))
+erf = _unary("erf", _sp.erf, lambda g, ans, x: g * _SQRT_PI_2 * F.exp(-(x * x)))
+erfc = _unary("erfc", _sp.erfc, lambda g, ans, x: -g * _SQRT_PI_2 * F.exp(-(x * x)))
+logit = _unary("logit", _sp.logit, lambda g, ans, x: g / (x * (1 - x)))
+gammaln = _unary("gammaln", _sp.gammaln, lambda g, ans, x: g * F.digamma(x))
+digamma = _unary("digamma", _sp.digamma, lambda g, ans, x: g * F.polygamma(1, x))
+xlogy = _binary("xlogy", _sp.xlogy,
+                lambda g, ans, x, y: g * F.log(y), lambda g, ans, x, y: g * x / y)
+
+# ---- piecewise constant: zero gradient ------------------------------------------------------
+sign = _unary("sign", np.sign, ZERO)
+floor = _unary("floor", np.floor, ZERO)
+ceil = _unary("ceil", np.ceil, ZERO)
+
+
+def _polygamma_forward(x, n):
+    x = np.asarray(x)
+    dtype = x.dtype if x.dtype.kind == "f" else np.float64
+    return _sp.polygamma(n, x).astype(dtype, copy=False)
+
+
+_polygamma_op = defop("polygamma", _polygamma_forward,
+                      lambda g, ans, x, n: g * F.polygamma(n + 1, x),
+                      shape=_shapes.elementwise)
+
+
+def polygamma(n: int, x):
+    """The ``n``-th derivative of the digamma function, differentiable in ``x`` to any order."""
+    return apply(_polygamma_op, (x,), {"n": int(n)})
+
+
+polygamma.op = _polygamma_op
+
+
+# ---- selection --------------------------------------------------------------------------------
+_where_op = defop("where", np.where, None,
+                  lambda g, ans, c, x, y: F.where(c, g, 0),
+                  lambda g, ans, c, x, y: F.where(c, 0, g),
+                  shape=lambda shapes, **_: _shapes.broadcast("where", *shapes), elementwise=True)
+
+
+def where(condition, x, y):
+    """Elementwise ``x if condition else y``; differentiable in ``x`` and ``y``.
+
+        >>> fg.where(fg.tensor([True, False]), 1.0, 2.0)  # doctest: +SKIP
+    """
+    return apply(_where_op, (condition, x, y), {})
+
+
+where.op = _where_op
+
+_clip_op = defop("clip", np.clip,
+                 lambda g, ans, x, lo, hi: g * F.logical_and(F.greater_equal(x, lo),
+                                                             F.less_equal(x, hi)),
+                 lambda g, ans, x, lo, hi: g * F.less(x, lo),
+                 lambda g, ans, x, lo, hi: g * F.greater(x, hi),
+                 shape=lambda shapes, **_: _shapes.broadcast("clip", *shapes), elementwise=True)
+
+
+def clip(x, a_min=None, a_max=None):
+    """Clamp ``x`` to ``[a_min, a_max]`` (either may be ``None``).
+
+        >>> fg.clip(fg.tensor([-2.0, 0.5, 3.0]), 0.0, 1.0)  # doctest: +SKIP
+    """
+    if a_min is None and a_max is None:
+        raise ValueError("clip: one of a_min and a_max must be given")
+    return apply(_clip_op, (x, -np.inf if a_min is None else a_min,
+                            np.inf if a_max is None else a_max), {})
+
+
+clip.op = _clip_op
+
+
+# ---- comparisons and logic: boolean results, no gradient --------------------------------------
+def _compare(name, forward):
+    op = defop(name, forward, None, None, shape=_shapes.elementwise, elementwise=True,
+               differentiable=False)
+
+    def fn(x, y):
+        return apply(op, (x, y), {})
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}``; a boolean result that carries no gradient."
+    fn.op = op
+    return fn
+
+
+less = _compare("less", np.less)
+less_equal = _compare("less_equal", np.less_equal)
+greater = _compare("greater", np.greater)
+greater_equal = _compare("greater_equal", np.greater_equal)
+equal = _compare("equal", np.equal)
+not_equal = _compare("not_equal", np.not_equal)
+logical_and = _compare("logical_and", np.logical_and)
+logical_or = _compare("logical_or", np.logical_or)
+
+_isfinite_op = defop("isfinite", np.isfinite, None, shape=_shapes.elementwise,
+                     elementwise=True, differentiable=False)
+
+
+def isfinite(x):
+    """Elementwise finiteness test (boolean, no gradient)."""
+    return apply(_isfinite_op, (x,), {})
+
+
+_logical_not_op = defop("logical_not", np.logical_not, None, shape=_shapes.elementwise,
+                        elementwise=True, differentiable=False)
+
+
+def logical_not(x):
+    """Elementwise logical not (boolean, no gradient)."""
+    return apply(_logical_not_op, (x,), {})

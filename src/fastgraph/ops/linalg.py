@@ -1,0 +1,207 @@
+"""Linear algebra: matmul (batched, ``@``), dot, outer, einsum, and ``fg.linalg``."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _shapes
+from ._registry import apply, defop
+
+from .. import ops as F
+
+
+def _matmul_vjp_a(g, ans, a, b):
+    if a.ndim == 1 and b.ndim == 1:
+        return g * b
+    if b.ndim == 1:  # g is (..., n): an outer product with b
+        return F.matmul(F.expand_dims(g, -1), F.expand_dims(b, 0))
+    if a.ndim == 1:  # g is (..., m): a row vector times b^T
+        return F.squeeze(F.matmul(F.expand_dims(g, -2), _mT(b)), -2)
+    return F.matmul(g, _mT(b))
+
+
+def _matmul_vjp_b(g, ans, a, b):
+    if a.ndim == 1 and b.ndim == 1:
+        return g * a
+    if a.ndim == 1:  # g is (..., m): an outer product with a
+        return F.matmul(F.expand_dims(a, -1), F.expand_dims(g, -2))
+    if b.ndim == 1:  # g is (..., n): a^T times a column vector
+        return F.squeeze(F.matmul(_mT(a), F.expand_dims(g, -1)), -1)
+    return F.matmul(_mT(a), g)
+
+
+_matmul_op = defop("matmul", np.matmul, _matmul_vjp_a, _matmul_vjp_b, shape=_shapes.matmul)
+
+
+def matmul(a, b):
+    """Matrix product with NumPy's ``@`` rules (1-D promotion, broadcast batch dimensions).
+
+        >>> fg.matmul(fg.ones((2, 3)), fg.ones(3))  # doctest: +SKIP
+    """
+    return apply(_matmul_op, (a, b), {})
+
+
+matmul.op = _matmul_op
+
+
+def _ndim(x) -> int:
+    return x.ndim if hasattr(x, "ndim") else np.ndim(x)
+
+
+def dot(a, b):
+    """``np.dot`` for scalars, vectors and matrices (N-D ``dot`` is not supported: use matmul)."""
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return F.multiply(a, b)
+    if _ndim(a) <= 2 and _ndim(b) <= 2:
+        return matmul(a, b)
+    raise ValueError(f"dot: only arrays of up to 2 dimensions are supported "
+                     f"(got {_ndim(a)}-D and {_ndim(b)}-D); use matmul or einsum")
+
+
+def outer(a, b):
+    """Outer product of two vectors (inputs are flattened, as NumPy does)."""
+    return F.multiply(F.reshape(a, (-1, 1)), F.reshape(b, (1, -1)))
+
+
+# ---- einsum -----------------------------------------------------------------------------------
+def _parse_einsum(subscripts: str, n: int):
+    subscripts = subscripts.replace(" ", "")
+    if "." in subscripts:
+        raise ValueError("einsum: ellipsis ('...') is not supported yet; spell out the axes")
+    if "->" in subscripts:
+        lhs, out = subscripts.split("->")
+    else:
+        lhs = subscripts
+        letters = lhs.replace(",", "")
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    ins = lhs.split(",")
+    if len(ins) != n:
+        raise ValueError(f"einsum: {subscripts!r} names {len(ins)} operands, got {n}")
+    for s in ins:
+        if len(set(s)) != len(s):
+            raise ValueError(f"einsum: repeated index in one operand ({s!r}) is not supported")
+    return ins, out
+
+
+def _einsum_vjp_for(i):
+    def vjp(g, ans, *xs, subscripts):
+        ins, out = _parse_einsum(subscripts, len(xs))
+        others = [s for j, s in enumerate(ins) if j != i]
+        available = set(out).union(*map(set, others)) if others else set(out)
+        kept = "".join(c for c in ins[i] if c in available)
+        spec = ",".join([out] + others) + "->" + kept
+        r = F.einsum(spec, g, *[x for j, x in enumerate(xs) if j != i])
+        if kept != ins[i]:
+            r = F.expand_dims(r, tuple(k for k, c in enumerate(ins[i]) if c not in available))
+            r = F.broadcast_like(r, xs[i])
+        return r
+    return vjp
+
+
+def _einsum_shape(shapes, subscripts, **_):
+    ins, out = _parse_einsum(subscripts, len(shapes))
+    sizes: dict = {}
+    for s, shape in zip(ins, shapes):
+        if len(s) != len(shape):
+            raise ValueError(f"einsum: operand {s!r} has {len(shape)} dimensions, "
+                             f"expected {len(s)}")
+        for c, d in zip(s, shape):
+            prev = sizes.get(c)
+            if prev is not None and d is not None and prev != d and 1 not in (prev, d):
+                raise ValueError(f"einsum: index {c!r} has sizes {prev} and {d} "
+                                 f"(shapes {' '.join(str(tuple(t)) for t in shapes)})")
+            if prev is None or prev == 1:
+                sizes[c] = d
+    return tuple(sizes[c] for c in out)
+
+
+_einsum_op = defop("einsum", lambda *xs, subscripts: np.einsum(subscripts, *xs),
+                   shape=_einsum_shape, variadic=True)
+from .shape import _VariadicVjps  # noqa: E402
+
+_einsum_op.vjps = _VariadicVjps(_einsum_vjp_for)
+
+
+def einsum(subscripts: str, *operands):
+    """Einstein summation (explicit or implicit output; no ellipsis), differentiable.
+
+        >>> fg.einsum("ij,jk->ik", fg.ones((2, 3)), fg.ones((3, 4)))  # doctest: +SKIP
+    """
+    _parse_einsum(subscripts, len(operands))
+    return apply(_einsum_op, operands, {"subscripts": subscripts})
+
+
+einsum.op = _einsum_op
+
+
+# ---- fg.linalg ------------------------------------------------------------------------------
+def _mT(x):
+    return F.swapaxes(x, -1, -2)
+
+
+def _square_shape(name):
+    def rule(shapes, **_):
+        s = tuple(shapes[0])
+        if len(s) < 2 or (s[-1] is not None and s[-2] is not None and s[-1] != s[-2]):
+            raise ValueError(f"{name}: last 2 dimensions of the array must be square, got shape {s}")
+        return s
+    return rule
+
+
+_inv_op = defop("inv", np.linalg.inv,
+                lambda g, ans, a: -F.matmul(_mT(ans), F.matmul(g, _mT(ans))),
+                shape=_square_shape("inv"))
+
+
+def inv(a):
+    """Matrix inverse (batched)."""
+    return apply(_inv_op, (a,), {})
+
+
+def _solve_vjp_a(g, ans, a, b):
+    gb = F.solve(_mT(a), g)
+    if b.ndim == 1:
+        return -F.matmul(F.expand_dims(gb, -1), F.expand_dims(ans, -2))
+    return -F.matmul(gb, _mT(ans))
+
+
+def _solve_shape(shapes, **_):
+    a, b = shapes
+    _square_shape("solve")([a])
+    if len(b) == 1:
+        return tuple(b)
+    return _shapes.matmul([a, b], op="solve")
+
+
+_solve_op = defop("solve", np.linalg.solve, _solve_vjp_a,
+                  lambda g, ans, a, b: F.solve(_mT(a), g), shape=_solve_shape)
+
+
+def solve(a, b):
+    """Solve ``a @ x = b`` (``b`` a vector or a batch of matrices)."""
+    return apply(_solve_op, (a, b), {})
+
+
+_det_op = defop("det", np.linalg.det,
+                lambda g, ans, a: F.expand_dims(g * ans, (-1, -2)) * _mT(F.inv(a)),
+                shape=lambda shapes, **_: _square_shape("det")(shapes)[:-2])
+
+
+def det(a):
+    """Determinant (batched)."""
+    return apply(_det_op, (a,), {})
+
+
+_logabsdet_op = defop("logabsdet", lambda a: np.linalg.slogdet(a)[1],
+                      lambda g, ans, a: F.expand_dims(g, (-1, -2)) * _mT(F.inv(a)),
+                      shape=lambda shapes, **_: _square_shape("slogdet")(shapes)[:-2])
+_signdet_op = defop("signdet", lambda a: np.linalg.slogdet(a)[0], None,
+                    shape=lambda shapes, **_: _square_shape("slogdet")(shapes)[:-2],
+                    differentiable=False)
+
+
+def slogdet(a):
+    """``(sign, log|det|)`` of a (batched) matrix; ``log|det|`` is differentiable."""
+    return apply(_signdet_op, (a,), {}), apply(_logabsdet_op, (a,), {})
+
+
+inv.op, solve.op, det.op = _inv_op, _solve_op, _det_op

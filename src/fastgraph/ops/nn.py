@@ -1,0 +1,102 @@
+"""Neural-network helpers: softmax, log_softmax, cross_entropy (numerically stable)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _shapes
+from ._registry import apply, defop
+
+from .. import ops as F
+
+
+def _softmax_forward(x, axis):
+    x = np.asarray(x)
+    z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax_forward(x, axis):
+    x = np.asarray(x)
+    z = x - np.max(x, axis=axis, keepdims=True)
+    return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
+
+
+_softmax_op = defop(
+    "softmax", _softmax_forward,
+    lambda g, ans, x, axis: ans * (g - F.sum(g * ans, axis=axis, keepdims=True)),
+    shape=_shapes.same_as_first)
+_log_softmax_op = defop(
+    "log_softmax", _log_softmax_forward,
+    lambda g, ans, x, axis: g - F.exp(ans) * F.sum(g, axis=axis, keepdims=True),
+    shape=_shapes.same_as_first)
+
+
+def softmax(x, axis: int = -1):
+    """Softmax along ``axis`` (default last), stable for large inputs.
+
+        >>> fg.softmax(fg.tensor([1.0, 2.0, 1000.0]))  # doctest: +SKIP
+    """
+    return apply(_softmax_op, (x,), {"axis": int(axis)})
+
+
+def log_softmax(x, axis: int = -1):
+    """Log of softmax along ``axis`` (default last), stable for large inputs."""
+    return apply(_log_softmax_op, (x,), {"axis": int(axis)})
+
+
+def _pick_forward(x, labels):
+    return np.take_along_axis(x, np.asarray(labels)[:, None], axis=-1)[:, 0]
+
+
+def _put_forward(g, x, labels):
+    out = np.zeros(np.shape(x), dtype=np.result_type(g))
+    out[np.arange(len(labels)), labels] = g
+    return out
+
+
+def _labels_shape(name):
+    def rule(shapes, **_):
+        x, labels = shapes
+        if len(x) != 2 or len(labels) != 1:
+            raise ValueError(f"{name}: expected logits of shape (N, C) and labels of shape (N,), "
+                             f"got {tuple(x)} and {tuple(labels)}")
+        _shapes.broadcast(name, x[:1], labels)
+        return (x[0] if x[0] is not None else labels[0],)
+    return rule
+
+
+_pick_op = defop("pick", _pick_forward,
+                 lambda g, ans, x, labels: F.put_labels(g, x, labels), None,
+                 shape=_labels_shape("cross_entropy"))
+_put_op = defop("put_labels", _put_forward,
+                lambda g, ans, gin, x, labels: F.pick(g, labels), None, None,
+                shape=lambda shapes, **_: tuple(shapes[1]))
+
+
+def pick(x, labels):
+    """``x[i, labels[i]]`` for each row ``i``."""
+    return apply(_pick_op, (x, labels), {})
+
+
+def put_labels(g, x, labels):
+    """Zeros shaped like ``x`` with ``g[i]`` at ``[i, labels[i]]`` (the VJP of :func:`pick`)."""
+    return apply(_put_op, (g, x, labels), {})
+
+
+def cross_entropy(logits, labels):
+    """Mean softmax cross-entropy of ``(N, C)`` logits against integer labels (PyTorch's default).
+
+        >>> fg.cross_entropy(fg.randn(4, 3), np.array([0, 2, 1, 0]))  # doctest: +SKIP
+    """
+    lab = labels
+    dt = getattr(lab, "dtype", None)
+    if dt is None:
+        lab = np.asarray(labels)
+        dt = lab.dtype
+    if not np.issubdtype(dt, np.integer):
+        raise TypeError(f"cross_entropy: labels must be integers, got dtype {dt}")
+    return -F.mean(pick(log_softmax(logits, -1), lab))
+
+
+softmax.op, log_softmax.op, pick.op, put_labels.op = _softmax_op, _log_softmax_op, _pick_op, _put_op

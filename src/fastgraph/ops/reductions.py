@@ -1,0 +1,135 @@
+"""Reductions over ``axis=None|int|tuple`` with ``keepdims``.
+
+Each VJP first restores the reduced axes of ``g`` (:func:`_keep`) and then relies on
+``broadcast_like`` to spread it over the input, which works for arrays, Tensors and Nodes with
+unknown dimensions alike.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _shapes
+from ._registry import apply, defop
+
+from .. import ops as F
+
+
+def _axes_of(x, axis):
+    return None if axis is None else _shapes.normalize_axis(axis, x.ndim)
+
+
+def _keep(g, x, axis, keepdims):
+    """``g`` with the reduced axes of ``x`` put back as length-1 axes."""
+    if keepdims or axis is None:
+        return g
+    return F.expand_dims(g, _shapes.normalize_axis(axis, x.ndim))
+
+
+def _reduction(name, forward, vjp):
+    op = defop(name, forward, vjp, shape=lambda shapes, axis=None, keepdims=False, **kw:
+               _shapes.reduce(shapes, axis, keepdims, op=name))
+
+    def fn(x, axis=None, keepdims: bool = False):
+        return apply(op, (x,), {"axis": _canon_axis(axis), "keepdims": bool(keepdims)})
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``{name}`` over ``axis`` (None = all, int or tuple), NumPy semantics, "
+                  f"differentiable.\n\n    >>> fg.{name}(fg.ones((2, 3)), axis=0)  # doctest: +SKIP\n")
+    fn.op = op
+    return fn
+
+
+def _canon_axis(axis):
+    """Attributes must be hashable and canonical, so the static graph can merge equal nodes."""
+    if axis is None:
+        return None
+    if isinstance(axis, (list, tuple)):
+        return tuple(int(a) for a in axis)
+    return int(axis)
+
+
+def _sum_vjp(g, ans, x, axis, keepdims):
+    return F.broadcast_like(_keep(g, x, axis, keepdims), x)
+
+
+def _mean_vjp(g, ans, x, axis, keepdims):
+    return F.broadcast_like(_keep(g, x, axis, keepdims), x) * F.size_ratio(ans, x)
+
+
+def _prod_vjp(g, ans, x, axis, keepdims):
+    return _keep(g * ans, x, axis, keepdims) / x
+
+
+def _extreme_vjp(g, ans, x, axis, keepdims):
+    # ties share the gradient evenly (as PyTorch's amax/amin do)
+    hit = F.equal(x, _keep(ans, x, axis, keepdims))
+    count = F.sum(hit, axis=axis, keepdims=True)
+    return F.where(hit, _keep(g, x, axis, keepdims) / count, 0)
+
+
+def _var_forward(x, axis=None, keepdims=False, ddof=0):
+    return np.var(x, axis=axis, keepdims=keepdims, ddof=ddof)
+
+
+def _var_vjp(g, ans, x, axis, keepdims, ddof=0):
+    centred = x - F.mean(x, axis=axis, keepdims=True)
+    r = F.size_ratio(ans, x)  # 1 / n, computed at run time so unknown dimensions work
+    return _keep(g, x, axis, keepdims) * centred * (2 * r / (1 - ddof * r))
+
+
+def _std_forward(x, axis=None, keepdims=False, ddof=0):
+    return np.std(x, axis=axis, keepdims=keepdims, ddof=ddof)
+
+
+def _std_vjp(g, ans, x, axis, keepdims, ddof=0):
+    return _var_vjp(g * 0.5 / ans, ans, x, axis, keepdims, ddof)
+
+
+def _logsumexp_forward(x, axis=None, keepdims=False):
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)
+    m = np.max(x, axis=axis, keepdims=True) if x.size else np.zeros((1,) * x.ndim, x.dtype)
+    m = np.where(np.isfinite(m), m, 0)
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    if not keepdims:
+        out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
+    return out
+
+
+def _logsumexp_vjp(g, ans, x, axis, keepdims):
+    return _keep(g, x, axis, keepdims) * F.exp(x - _keep(ans, x, axis, keepdims))
+
+
+sum = _reduction("sum", np.sum, _sum_vjp)
+mean = _reduction("mean", np.mean, _mean_vjp)
+prod = _reduction("prod", np.prod, _prod_vjp)
+max = _reduction("max", np.max, _extreme_vjp)
+min = _reduction("min", np.min, _extreme_vjp)
+logsumexp = _reduction("logsumexp", _logsumexp_forward, _logsumexp_vjp)
+
+_var_op = defop("var", _var_forward, _var_vjp,
+                shape=lambda shapes, axis=None, keepdims=False, **kw:
+                _shapes.reduce(shapes, axis, keepdims, op="var"))
+_std_op = defop("std", _std_forward, _std_vjp,
+                shape=lambda shapes, axis=None, keepdims=False, **kw:
+                _shapes.reduce(shapes, axis, keepdims, op="std"))
+
+
+def var(x, axis=None, keepdims: bool = False, ddof: int = 0):
+    """Variance over ``axis`` (``ddof`` as in NumPy), differentiable.
+
+        >>> fg.var(fg.tensor([1.0, 2.0, 3.0]))  # doctest: +SKIP
+    """
+    return apply(_var_op, (x,), {"axis": _canon_axis(axis), "keepdims": bool(keepdims),
+                                 "ddof": int(ddof)})
+
+
+def std(x, axis=None, keepdims: bool = False, ddof: int = 0):
+    """Standard deviation over ``axis`` (``ddof`` as in NumPy), differentiable."""
+    return apply(_std_op, (x,), {"axis": _canon_axis(axis), "keepdims": bool(keepdims),
+                                 "ddof": int(ddof)})
+
+
+var.op = _var_op
+std.op = _std_op

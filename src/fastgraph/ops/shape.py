@@ -1,0 +1,427 @@
+"""Shape operations and indexing, plus the ``*_like`` helpers the engines and VJPs use.
+
+The ``*_like`` ops take their target shape from a second operand at run time, so one VJP rule
+works on arrays, Tensors and graph Nodes whose dimensions are only known when the graph runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _shapes
+from ._registry import apply, defop
+
+from .. import ops as F
+
+
+def _fn(op, build, name, doc):
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = doc
+    build.op = op
+    return build
+
+
+# ---- engine helpers ---------------------------------------------------------------------------
+def _sum_to_shape(g, shape):
+    """Sum ``g`` over the axes that broadcasting added to reach ``g.shape`` from ``shape``."""
+    g = np.asarray(g)
+    if g.shape == tuple(shape):
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
+                                      if d == 1 and g.shape[lead + i] != 1)
+    out = np.sum(g, axis=axes, keepdims=True) if axes else g
+    return out.reshape(shape)
+
+
+sum_to_like = _fn(
+    defop("sum_to_like", lambda g, x: _sum_to_shape(g, np.shape(x)),
+          lambda g, ans, gin, x: F.broadcast_like(g, gin), None,
+          shape=lambda shapes, **_: tuple(shapes[1])),
+    lambda g, x: apply(sum_to_like.op, (g, x), {}), "sum_to_like",
+    "Sum ``g`` down to ``x``'s shape (undoes broadcasting); used by the engines.")
+
+broadcast_like = _fn(
+    defop("broadcast_like", lambda g, x: np.broadcast_to(g, np.broadcast_shapes(np.shape(g), np.shape(x))),
+          lambda g, ans, gin, x: F.sum_to_like(g, gin), None,
+          shape=lambda shapes, **_: _shapes.broadcast("broadcast_like", *shapes)),
+    lambda g, x: apply(broadcast_like.op, (g, x), {}), "broadcast_like",
+    "Broadcast ``g`` against ``x``'s shape (a read-only view for arrays).")
+
+reshape_like = _fn(
+    defop("reshape_like", lambda g, x: np.reshape(g, np.shape(x)),
+          lambda g, ans, gin, x: F.reshape_like(g, gin), None,
+          shape=lambda shapes, **_: tuple(shapes[1])),
+    lambda g, x: apply(reshape_like.op, (g, x), {}), "reshape_like",
+    "Reshape ``g`` to ``x``'s shape.")
+
+
+def _size_ratio(a, b):
+    dtype = np.result_type(b) if np.result_type(b).kind == "f" else np.dtype(np.float64)
+    return dtype.type(np.size(a) / np.size(b)) if np.size(b) else dtype.type(0)
+
+
+size_ratio = _fn(
+    defop("size_ratio", _size_ratio, None, None, shape=_shapes.scalar, differentiable=False),
+    lambda a, b: apply(size_ratio.op, (a, b), {}), "size_ratio",
+    "``a.size / b.size`` as a scalar of ``b``'s float dtype (for mean and var VJPs).")
+
+
+def _astype_forward(x, dtype):
+    return np.asarray(x).astype(dtype, copy=False)
+
+
+_astype_op = defop("astype", _astype_forward,
+                   lambda g, ans, x, dtype: F.astype(g, x.dtype),
+                   shape=_shapes.same_as_first)
+
+
+def astype(x, dtype):
+    """Cast to ``dtype`` (gradient cast back to the input's dtype)."""
+    return apply(_astype_op, (x,), {"dtype": np.dtype(dtype)})
+
+
+astype.op = _astype_op
+
+identity = _fn(defop("identity", lambda x: x, lambda g, ans, x: g, shape=_shapes.same_as_first),
+               lambda x: apply(identity.op, (x,), {}), "identity",
+               "Return ``x`` unchanged, as a new node of the graph (used by the transforms).")
+
+
+# ---- reshaping --------------------------------------------------------------------------------
+def _reshape_shape(shapes, shape):
+    (src,) = shapes
+    known = None not in src
+    total = int(np.prod(src)) if known else None
+    out = list(shape)
+    if -1 in out:
+        i = out.index(-1)
+        rest = int(np.prod([d for j, d in enumerate(out) if j != i]))
+        out[i] = (total // rest if rest else 0) if known else None
+        if known and rest and total % rest:
+            raise ValueError(f"reshape: cannot reshape array of shape {tuple(src)} into shape {shape}")
+    elif known and int(np.prod(out)) != total:
+        raise ValueError(f"reshape: cannot reshape array of shape {tuple(src)} into shape {shape}")
+    return tuple(out)
+
+
+_reshape_op = defop("reshape", lambda x, shape: np.reshape(x, shape),
+                    lambda g, ans, x, shape: F.reshape_like(g, x), shape=_reshape_shape)
+
+
+def reshape(x, *shape):
+    """Reshape (one ``-1`` allowed); ``fg.reshape(x, (2, 3))`` or ``x.reshape(2, 3)``."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    elif len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = tuple(shape[0])
+    return apply(_reshape_op, (x,), {"shape": tuple(int(d) for d in shape)})
+
+
+reshape.op = _reshape_op
+
+
+def _transpose_vjp(g, ans, x, axes):
+    return F.transpose(g, None if axes is None else tuple(int(i) for i in np.argsort(axes)))
+
+
+_transpose_op = defop("transpose", lambda x, axes: np.transpose(x, axes), _transpose_vjp,
+                      shape=lambda shapes, axes=None, **_: tuple(
+                          reversed(shapes[0])) if axes is None else tuple(shapes[0][a] for a in axes))
+
+
+def transpose(x, axes=None):
+    """Permute axes (reverse them when ``axes`` is None)."""
+    if axes is not None:
+        axes = tuple(int(a) % max(np.ndim(x) if not hasattr(x, "ndim") else x.ndim, 1)
+                     for a in axes)
+    return apply(_transpose_op, (x,), {"axes": axes})
+
+
+transpose.op = _transpose_op
+
+
+def _swap_shape(shapes, axis1, axis2, **_):
+    s = list(shapes[0])
+    s[axis1], s[axis2] = s[axis2], s[axis1]
+    return tuple(s)
+
+
+_swapaxes_op = defop("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
+                     lambda g, ans, x, axis1, axis2: F.swapaxes(g, axis1, axis2),
+                     shape=_swap_shape)
+
+
+def swapaxes(x, axis1: int, axis2: int):
+    """Interchange two axes."""
+    return apply(_swapaxes_op, (x,), {"axis1": int(axis1), "axis2": int(axis2)})
+
+
+swapaxes.op = _swapaxes_op
+
+
+def _expand_shape(shapes, axis, **_):
+    s = list(shapes[0])
+    nd = len(s) + len(axis)
+    for a in sorted(x % nd for x in axis):
+        s.insert(a, 1)
+    return tuple(s)
+
+
+_expand_dims_op = defop("expand_dims", lambda x, axis: np.expand_dims(x, axis),
+                        lambda g, ans, x, axis: F.reshape_like(g, x), shape=_expand_shape)
+
+
+def expand_dims(x, axis):
+    """Insert length-1 axes at ``axis`` (int or tuple)."""
+    axis = tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else (int(axis),)
+    return apply(_expand_dims_op, (x,), {"axis": axis})
+
+
+expand_dims.op = _expand_dims_op
+
+
+def _squeeze_shape(shapes, axis, **_):
+    s = shapes[0]
+    if axis is None:
+        return tuple(d for d in s if d != 1)
+    axes = _shapes.normalize_axis(axis, len(s), "squeeze")
+    for a in axes:
+        if s[a] not in (1, None):
+            raise ValueError(f"squeeze: cannot select an axis to squeeze out which has size "
+                             f"not equal to one (axis {a} of shape {tuple(s)})")
+    return tuple(d for i, d in enumerate(s) if i not in axes)
+
+
+_squeeze_op = defop("squeeze", lambda x, axis: np.squeeze(x, axis),
+                    lambda g, ans, x, axis: F.reshape_like(g, x), shape=_squeeze_shape)
+
+
+def squeeze(x, axis=None):
+    """Remove length-1 axes (all, or those in ``axis``)."""
+    if axis is not None:
+        axis = tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else int(axis)
+    return apply(_squeeze_op, (x,), {"axis": axis})
+
+
+squeeze.op = _squeeze_op
+
+_broadcast_to_op = defop("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
+                         lambda g, ans, x, shape: g,  # the engine sums back to x's shape
+                         shape=lambda shapes, shape, **_: (
+                             _shapes.broadcast("broadcast_to", shapes[0], shape), tuple(shape))[1])
+
+
+def broadcast_to(x, shape):
+    """Broadcast to ``shape`` (NumPy rules)."""
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    return apply(_broadcast_to_op, (x,), {"shape": shape})
+
+
+broadcast_to.op = _broadcast_to_op
+
+
+def ravel(x):
+    """Flatten to one dimension."""
+    return reshape(x, (-1,))
+
+
+# ---- joining and splitting --------------------------------------------------------------------
+def _join_shape(shapes, axis, stack=False, **_):
+    first = tuple(shapes[0])
+    name = "stack" if stack else "concatenate"
+    for s in shapes[1:]:
+        if len(s) != len(first):
+            raise ValueError(f"{name}: all input arrays must have the same number of dimensions, "
+                             f"got shapes {' '.join(str(tuple(t)) for t in shapes)}")
+    if stack:
+        ax = axis % (len(first) + 1)
+        for s in shapes:
+            _shapes.broadcast(name, s, first)
+            if any(a is not None and b is not None and a != b for a, b in zip(s, first)):
+                raise ValueError(f"{name}: all input arrays must have the same shape, got "
+                                 f"{' '.join(str(tuple(t)) for t in shapes)}")
+        return first[:ax] + (len(shapes),) + first[ax:]
+    ax = axis % len(first)
+    out = list(first)
+    sizes = [s[ax] for s in shapes]
+    out[ax] = None if None in sizes else int(np.sum(sizes))
+    for s in shapes:
+        for i, (a, b) in enumerate(zip(s, first)):
+            if i != ax and a is not None and b is not None and a != b:
+                raise ValueError(f"{name}: the input shapes must match except along axis {ax}, "
+                                 f"got {' '.join(str(tuple(t)) for t in shapes)}")
+    return tuple(out)
+
+
+def _concat_vjp_for(i):
+    def vjp(g, ans, *xs, axis):
+        start = 0
+        for x in xs[:i]:
+            start += x.shape[axis]
+        ax = axis % g.ndim
+        index = (slice(None),) * ax + (slice(start, start + xs[i].shape[axis]),)
+        return F.getitem(g, index)
+    return vjp
+
+
+class _VariadicVjps(tuple):
+    """VJP rules for a variadic op: rule ``i`` made on demand for the ``i``-th input."""
+
+    def __new__(cls, make):
+        self = super().__new__(cls, ())
+        self.make = make
+        self.cache = {}
+        return self
+
+    def __getitem__(self, i):
+        rule = self.cache.get(i)
+        if rule is None:
+            rule = self.cache[i] = self.make(i)
+        return rule
+
+    def __len__(self):
+        return 1 << 30
+
+
+def _stack_vjp_for(i):
+    def vjp(g, ans, *xs, axis):
+        ax = axis % g.ndim
+        return F.getitem(g, (slice(None),) * ax + (i,))
+    return vjp
+
+
+_concat_op = defop("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
+                   shape=lambda shapes, axis, **_: _join_shape(shapes, axis), variadic=True)
+_concat_op.vjps = _VariadicVjps(_concat_vjp_for)
+_stack_op = defop("stack", lambda *xs, axis: np.stack(xs, axis=axis),
+                  shape=lambda shapes, axis, **_: _join_shape(shapes, axis, stack=True),
+                  variadic=True)
+_stack_op.vjps = _VariadicVjps(_stack_vjp_for)
+
+
+def concatenate(arrays, axis: int = 0):
+    """Join a sequence of arrays along an existing axis."""
+    arrays = tuple(arrays)
+    if not arrays:
+        raise ValueError("concatenate: need at least one array to concatenate")
+    return apply(_concat_op, arrays, {"axis": int(axis)})
+
+
+def stack(arrays, axis: int = 0):
+    """Join a sequence of same-shaped arrays along a new axis."""
+    arrays = tuple(arrays)
+    if not arrays:
+        raise ValueError("stack: need at least one array to stack")
+    return apply(_stack_op, arrays, {"axis": int(axis)})
+
+
+concatenate.op = _concat_op
+stack.op = _stack_op
+
+
+def split(x, indices_or_sections, axis: int = 0):
+    """Split into a list of pieces along ``axis`` (NumPy semantics), each differentiable."""
+    n = x.shape[axis] if hasattr(x, "shape") else np.shape(x)[axis]
+    if n is None:
+        raise ValueError("split: the split axis must have a known length")
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0 or n % k:
+            raise ValueError(f"split: array split does not result in an equal division "
+                             f"({n} into {k})")
+        bounds = [i * (n // k) for i in range(k + 1)]
+    else:
+        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+    ax = axis % len(x.shape if hasattr(x, "shape") else np.shape(x))
+    return [getitem(x, (slice(None),) * ax + (slice(a, b),)) for a, b in zip(bounds, bounds[1:])]
+
+
+# ---- indexing ---------------------------------------------------------------------------------
+def _scatter_add_forward(g, x, index):
+    out = np.zeros(np.shape(x), dtype=np.result_type(g))
+    if _is_basic(index):
+        out[index] = g
+    else:
+        np.add.at(out, index, g)
+    return out
+
+
+def _is_basic(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    has_array = False
+    for it in items:
+        if isinstance(it, np.ndarray):
+            if it.dtype == bool and not has_array:
+                has_array = True  # a single mask selects each element at most once
+                continue
+            return False
+    return True
+
+
+_scatter_add_op = defop("scatter_add", _scatter_add_forward,
+                        lambda g, ans, gin, x, index: F.getitem(g, index), None,
+                        shape=lambda shapes, **_: tuple(shapes[1]))
+
+
+def _probe_shape(op_forward, name):
+    def rule(shapes, **attrs):
+        results = []
+        for fill in (2, 3):
+            dummies = [np.empty(tuple(fill if d is None else d for d in s), dtype=np.int8)
+                       for s in shapes]
+            try:
+                results.append(np.shape(op_forward(*dummies, **attrs)))
+            except (IndexError, ValueError) as e:
+                if None not in sum((tuple(s) for s in shapes), ()):
+                    raise ValueError(f"{name}: {e} (input shapes "
+                                     f"{' '.join(str(tuple(s)) for s in shapes)})") from None
+                results.append(None)
+        a, b = results
+        if a is None or b is None:
+            return tuple(None for _ in (a or b or ()))
+        return tuple(d if d == e else None for d, e in zip(a, b))
+    return rule
+
+
+def _getitem_forward(x, index):
+    return x[index]
+
+
+_getitem_op = defop("getitem", _getitem_forward,
+                    lambda g, ans, x, index: F.scatter_add(g, x, index),
+                    shape=_probe_shape(_getitem_forward, "getitem"))
+
+
+def _canon_index(index):
+    items = index if isinstance(index, tuple) else (index,)
+    out = []
+    for it in items:
+        if hasattr(it, "_fg_index_value"):
+            it = it._fg_index_value()
+        if isinstance(it, list):
+            it = np.asarray(it)
+        if isinstance(it, np.ndarray):
+            if it.dtype != bool and not np.issubdtype(it.dtype, np.integer):
+                raise IndexError(f"getitem: arrays used as indices must be of integer or boolean "
+                                 f"type, got {it.dtype}")
+        elif isinstance(it, (np.integer,)):
+            it = int(it)
+        elif not (it is None or it is Ellipsis or isinstance(it, (int, slice, np.ndarray))):
+            raise IndexError(f"getitem: only integers, slices, Ellipsis, None, and integer or "
+                             f"boolean arrays are valid indices (got {type(it).__name__})")
+        out.append(it)
+    return tuple(out)
+
+
+def getitem(x, index):
+    """``x[index]``: basic slicing, integer arrays (repeats accumulate in the gradient), masks."""
+    return apply(_getitem_op, (x,), {"index": _canon_index(index)})
+
+
+def scatter_add(g, x, index):
+    """Zeros shaped like ``x`` with ``g`` added at ``x[index]`` (the VJP of indexing)."""
+    return apply(_scatter_add_op, (g, x), {"index": index})
+
+
+getitem.op = _getitem_op
+scatter_add.op = _scatter_add_op

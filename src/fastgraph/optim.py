@@ -1,0 +1,4 @@
+"""``fg.optim``: optimizers for eager parameters."""
+from .eager.optim import SGD, Adam, Optimizer
+
+__all__ = ["SGD", "Adam", "Optimizer"]
