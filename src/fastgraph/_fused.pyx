@@ -1,0 +1,1162 @@
+# Directives (boundscheck, wraparound, cdivision, language_level) are set in setup.py.
+"""The fused-kernel virtual machine: a block interpreter for short register programs.
+
+The Python side (:mod:`fastgraph.fused.kernel`) compiles an expression DAG of elementwise ops into
+a register program, validates and broadcasts the operands, collapses dimensions, and calls
+:func:`run`.  Here the flattened iteration space is cut into fixed-size blocks; OpenMP threads take
+blocks (``prange``, static schedule), load each input's block into a register (in place when the
+input is contiguous, gathered with per-dimension strides otherwise, stride 0 for broadcasting),
+run the program on block-length registers and write only the outputs.  An optional trailing
+reduction is accumulated per block and the per-block partials are combined in block order, so the
+result does not depend on the number of threads.
+
+Opcode numbers are not defined here: at import this module reads
+:data:`fastgraph.fused.opcodes.OPCODES` and maps each table entry, by name, onto one of the VM's
+implementations (and resolves the NumPy inner loops the table names).  It refuses to import when the
+two disagree.
+"""
+cimport cython
+from cython.parallel cimport prange, threadid
+from libc.stdlib cimport malloc, free
+from libc.stdint cimport uintptr_t
+from libc.math cimport (exp, expm1, log, log1p, sqrt, sin, cos, tan, tanh, sinh, cosh, atan,
+                        erf, pow, floor, ceil, fabs)
+cimport numpy as cnp
+import numpy as np
+
+cnp.import_array()
+
+ctypedef fused real:
+    float
+    double
+
+ctypedef void (*loop_t)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+
+# --------------------------------------------------------------------------------------------
+# fastgraph's own vectorisable transcendentals ("vec" strategy).  Branch-free so that the C
+# compiler vectorises the block loops; on x86-64 Linux/GCC each loop is also cloned for Haswell
+# (AVX2 + FMA) and picked at load time by the ifunc resolver.  float32 is computed in double.
+# --------------------------------------------------------------------------------------------
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #include <math.h>
+    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    #  define FG_X86_DISPATCH 1
+    #else
+    #  define FG_X86_DISPATCH 0
+    #endif
+    /* The branch-free selects below only vectorise when the compiler may assume FP compares do
+       not trap; that changes no result (nothing here reads the FP exception flags). */
+    #if defined(__GNUC__) && !defined(__clang__)
+    #  pragma GCC push_options
+    #  pragma GCC optimize("no-trapping-math")
+    #endif
+    static inline double fg__asd(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
+    static inline uint64_t fg__asu(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+    #define FG_MAGIC 6755399441055744.0   /* 1.5 * 2^52: adding it rounds to an integer */
+    /* 2^k from km = k + FG_MAGIC, for integer k in [-1022, 1023] */
+    static inline double fg__pow2(double km) { return fg__asd((fg__asu(km) + 1023u) << 52); }
+    /* exp(r) - 1 for |r| <= ln2/2: Taylor series to r^13 (truncation < 0.1 ulp) */
+    static inline double fg__expm1_poly(double r) {
+        double p = 1.0 / 6227020800.0;
+        p = p * r + 1.0 / 479001600.0;
+        p = p * r + 1.0 / 39916800.0;
+        p = p * r + 1.0 / 3628800.0;
+        p = p * r + 1.0 / 362880.0;
+        p = p * r + 1.0 / 40320.0;
+        p = p * r + 1.0 / 5040.0;
+        p = p * r + 1.0 / 720.0;
+        p = p * r + 1.0 / 120.0;
+        p = p * r + 1.0 / 24.0;
+        p = p * r + 1.0 / 6.0;
+        p = p * r + 0.5;
+        return r + (r * r) * p;
+    }
+    #define FG_LOG2E 1.4426950408889634
+    #define FG_LN2HI 6.93147180369123816490e-01
+    #define FG_LN2LO 1.90821492927058770002e-10
+    static inline double fg_exp1(double x) {
+        double xc = x < -746.0 ? -746.0 : (x > 710.0 ? 710.0 : x);
+        double km = xc * FG_LOG2E + FG_MAGIC;
+        double k = km - FG_MAGIC;
+        double r = (xc - k * FG_LN2HI) - k * FG_LN2LO;
+        double k1m = k * 0.5 + FG_MAGIC;
+        double k1 = k1m - FG_MAGIC;
+        double k2m = (k - k1) + FG_MAGIC;
+        double y = (fg__expm1_poly(r) + 1.0) * fg__pow2(k1m) * fg__pow2(k2m);
+        y = x > 709.782712893384 ? INFINITY : y;
+        y = x < -745.1332191019412 ? 0.0 : y;
+        return x != x ? x : y;
+    }
+    static inline double fg_expm1_1(double x) {
+        double xc = x < -746.0 ? -746.0 : (x > 710.0 ? 710.0 : x);
+        double km = xc * FG_LOG2E + FG_MAGIC;
+        double k = km - FG_MAGIC;
+        double r = (xc - k * FG_LN2HI) - k * FG_LN2LO;
+        double k1m = k * 0.5 + FG_MAGIC;
+        double k1 = k1m - FG_MAGIC;
+        double k2m = (k - k1) + FG_MAGIC;
+        double q = fg__expm1_poly(r);
+        double s1 = fg__pow2(k1m), s2 = fg__pow2(k2m);
+        double S = s1 * s2;
+        double small = q * S + (S - 1.0);
+        double big = ((q + 1.0) * s1) * s2;
+        double y = x > 40.0 ? big : small;
+        y = x > 709.782712893384 ? INFINITY : y;
+        y = x == 0.0 ? x : y;                       /* keeps the sign of zero */
+        return x != x ? x : y;
+    }
+    static inline double fg_tanh1(double x) {
+        double ax = fabs(x);
+        double e = fg_expm1_1(2.0 * ax);
+        double t = e / (e + 2.0);
+        t = ax > 20.0 ? 1.0 : t;
+        return copysign(t, x);
+    }
+    static inline double fg_sigmoid1(double x) {
+        double e = fg_exp1(-fabs(x));
+        double r = 1.0 / (1.0 + e);
+        return x >= 0.0 ? r : e * r;
+    }
+    #define FG_DEF_VLOOPS(NAME, FN, SUF, ATTR) \
+    ATTR static void fg_v##NAME##_d##SUF(double *d, const double *a, Py_ssize_t n) { \
+        for (Py_ssize_t i = 0; i < n; i++) d[i] = FN(a[i]); } \
+    ATTR static void fg_v##NAME##_f##SUF(float *d, const float *a, Py_ssize_t n) { \
+        for (Py_ssize_t i = 0; i < n; i++) d[i] = (float)FN((double)a[i]); }
+    #define FG_DEF_ALL(SUF, ATTR) \
+        FG_DEF_VLOOPS(exp, fg_exp1, SUF, ATTR) \
+        FG_DEF_VLOOPS(expm1, fg_expm1_1, SUF, ATTR) \
+        FG_DEF_VLOOPS(tanh, fg_tanh1, SUF, ATTR) \
+        FG_DEF_VLOOPS(sigmoid, fg_sigmoid1, SUF, ATTR)
+    FG_DEF_ALL(_base, )
+    #if FG_X86_DISPATCH
+    FG_DEF_ALL(_avx2, __attribute__((target("avx2,fma"))))
+    #endif
+    #if defined(__GNUC__) && !defined(__clang__)
+    #  pragma GCC pop_options
+    #endif
+    /* runtime dispatch: AVX2+FMA copies when the CPU has them (chosen once, at import) */
+    static int fg_vec_avx2 = 0;
+    static int fg_vec_init(void) {
+    #if FG_X86_DISPATCH
+        __builtin_cpu_init();
+        fg_vec_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    #endif
+        return fg_vec_avx2;
+    }
+    #if FG_X86_DISPATCH
+    #  define FG_DISPATCH(NAME, T) \
+        static void fg_v##NAME##_##T(T##_t *d, const T##_t *a, Py_ssize_t n) { \
+            if (fg_vec_avx2) fg_v##NAME##_##T##_avx2(d, a, n); else fg_v##NAME##_##T##_base(d, a, n); }
+    #else
+    #  define FG_DISPATCH(NAME, T) \
+        static void fg_v##NAME##_##T(T##_t *d, const T##_t *a, Py_ssize_t n) { \
+            fg_v##NAME##_##T##_base(d, a, n); }
+    #endif
+    typedef double d_t;
+    typedef float f_t;
+    FG_DISPATCH(exp, d) FG_DISPATCH(exp, f)
+    FG_DISPATCH(expm1, d) FG_DISPATCH(expm1, f)
+    FG_DISPATCH(tanh, d) FG_DISPATCH(tanh, f)
+    FG_DISPATCH(sigmoid, d) FG_DISPATCH(sigmoid, f)
+    """
+    void fg_vexp_d(double*, const double*, Py_ssize_t) noexcept nogil
+    void fg_vexp_f(float*, const float*, Py_ssize_t) noexcept nogil
+    void fg_vexpm1_d(double*, const double*, Py_ssize_t) noexcept nogil
+    void fg_vexpm1_f(float*, const float*, Py_ssize_t) noexcept nogil
+    void fg_vtanh_d(double*, const double*, Py_ssize_t) noexcept nogil
+    void fg_vtanh_f(float*, const float*, Py_ssize_t) noexcept nogil
+    void fg_vsigmoid_d(double*, const double*, Py_ssize_t) noexcept nogil
+    void fg_vsigmoid_f(float*, const float*, Py_ssize_t) noexcept nogil
+    int fg_vec_init() noexcept nogil
+    int fg_vec_avx2
+
+
+_VEC_ISA = "avx2+fma" if fg_vec_init() else "baseline"
+
+
+def vec_isa():
+    """Which copy of the "vec" kernels runs: ``"avx2+fma"`` or ``"baseline"``."""
+    return _VEC_ISA
+
+# --------------------------------------------------------------------------------------------
+# The VM's implementations.  Their numbers are private; the table's opcodes map onto them by name.
+# --------------------------------------------------------------------------------------------
+cdef enum:
+    K_COPY = 1
+    K_ADD
+    K_SUBTRACT
+    K_MULTIPLY
+    K_DIVIDE
+    K_POWER
+    K_NEGATIVE
+    K_ABS
+    K_SQUARE
+    K_RECIPROCAL
+    K_MAXIMUM
+    K_MINIMUM
+    K_SIGN
+    K_FLOOR
+    K_CEIL
+    K_SQRT
+    K_RELU
+    K_EXP
+    K_EXPM1
+    K_LOG
+    K_LOG1P
+    K_SIN
+    K_COS
+    K_TAN
+    K_TANH
+    K_SINH
+    K_COSH
+    K_ARCTAN
+    K_SIGMOID
+    K_SOFTPLUS
+    K_ERF
+    K_LESS
+    K_LESS_EQUAL
+    K_GREATER
+    K_GREATER_EQUAL
+    K_EQUAL
+    K_NOT_EQUAL
+    K_WHERE
+    K_CLIP
+    K_FMA
+    K_SELECT
+    K_TANH_GRAD
+    K_SIGMOID_GRAD
+    K_END
+
+# Same order as the enum above (K = position + 1).
+_VM_IMPLEMENTS = (
+    "copy", "add", "subtract", "multiply", "divide", "power", "negative", "abs", "square",
+    "reciprocal", "maximum", "minimum", "sign", "floor", "ceil", "sqrt", "relu", "exp", "expm1",
+    "log", "log1p", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arctan", "sigmoid", "softplus",
+    "erf", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "where", "clip",
+    "fma", "select", "tanh_grad", "sigmoid_grad",
+)
+assert len(_VM_IMPLEMENTS) == K_END - 1
+_VM_ARITY = {  # checked against the table at import
+    "copy": 1, "add": 2, "subtract": 2, "multiply": 2, "divide": 2, "power": 2, "negative": 1,
+    "abs": 1, "square": 1, "reciprocal": 1, "maximum": 2, "minimum": 2, "sign": 1, "floor": 1,
+    "ceil": 1, "sqrt": 1, "relu": 1, "exp": 1, "expm1": 1, "log": 1, "log1p": 1, "sin": 1,
+    "cos": 1, "tan": 1, "tanh": 1, "sinh": 1, "cosh": 1, "arctan": 1, "sigmoid": 1,
+    "softplus": 1, "erf": 1, "less": 2, "less_equal": 2, "greater": 2, "greater_equal": 2,
+    "equal": 2, "not_equal": 2, "where": 3, "clip": 3, "fma": 3, "select": 3, "tanh_grad": 2,
+    "sigmoid_grad": 2,
+}
+# ops that have a "vec" implementation
+_VM_VEC = frozenset({"exp", "expm1", "tanh", "sigmoid", "softplus"})
+
+cdef enum:
+    MAXOP = 256
+
+# table opcode -> VM implementation; VM implementation -> NumPy inner loops (per dtype)
+cdef int _code_map[MAXOP]
+cdef int _arity[MAXOP]
+cdef loop_t _loop_d[MAXOP]
+cdef void* _loopdata_d[MAXOP]
+cdef loop_t _loop_f[MAXOP]
+cdef void* _loopdata_f[MAXOP]
+# the exp / log1p loops used inside composite ops (sigmoid, softplus)
+cdef int MODE_C = 0
+cdef int MODE_VEC = 1
+cdef int MODE_UFUNC = 2
+
+
+cdef int _find_loop(object ufunc_obj, int nargs, char tc, loop_t* fn, void** data) except -1:
+    """Find the inner loop of ``ufunc_obj`` whose types are all ``tc`` (e.g. ``dd->d``)."""
+    cdef cnp.ufunc uf = <cnp.ufunc?>ufunc_obj
+    cdef int i, j
+    cdef bint ok
+    fn[0] = NULL
+    data[0] = NULL
+    if uf.nargs != nargs or uf.functions == NULL or uf.types == NULL:
+        return 0
+    for i in range(uf.ntypes):
+        ok = True
+        for j in range(nargs):
+            if uf.types[i * nargs + j] != tc:
+                ok = False
+                break
+        if ok and uf.functions[i] != NULL:
+            fn[0] = <loop_t>uf.functions[i]
+            data[0] = uf.data[i] if uf.data != NULL else NULL
+            return 1
+    return 0
+
+
+def _init_tables():
+    from fastgraph.fused import opcodes as _op
+    cdef int i, k
+    for i in range(MAXOP):
+        _code_map[i] = 0
+        _arity[i] = 0
+        _loop_d[i] = NULL
+        _loop_f[i] = NULL
+        _loopdata_d[i] = NULL
+        _loopdata_f[i] = NULL
+    vm_names = {name: i + 1 for i, name in enumerate(_VM_IMPLEMENTS)}
+    table_names = {op.name for op in _op.OPCODES}
+    missing = sorted(table_names - set(vm_names))
+    extra = sorted(set(vm_names) - table_names)
+    if missing or extra:
+        raise ImportError(
+            f"fastgraph._fused: opcode table and VM disagree; table ops the VM lacks: {missing}, "
+            f"VM ops missing from the table: {extra}")
+    for op in _op.OPCODES:
+        if not (0 < op.code < MAXOP):
+            raise ImportError(f"fastgraph._fused: opcode {op.code} of {op.name!r} out of range")
+        if _VM_ARITY[op.name] != op.arity:
+            raise ImportError(f"fastgraph._fused: arity of {op.name!r} differs "
+                              f"(table {op.arity}, VM {_VM_ARITY[op.name]})")
+        k = vm_names[op.name]
+        _code_map[op.code] = k
+        _arity[k] = op.arity
+    # NumPy inner loops, resolved once (by VM implementation, so composites can reuse exp/log1p)
+    for op in _op.OPCODES:
+        if op.ufunc is None or op.arity > 2:
+            continue
+        uf = getattr(np, op.ufunc)
+        k = vm_names[op.name]
+        _find_loop(uf, op.arity + 1, cnp.NPY_DOUBLE, &_loop_d[k], &_loopdata_d[k])
+        _find_loop(uf, op.arity + 1, cnp.NPY_FLOAT, &_loop_f[k], &_loopdata_f[k])
+    # log1p is needed by softplus even if its own entry changes
+    if _loop_d[K_LOG1P] == NULL:
+        _find_loop(np.log1p, 2, cnp.NPY_DOUBLE, &_loop_d[K_LOG1P], &_loopdata_d[K_LOG1P])
+        _find_loop(np.log1p, 2, cnp.NPY_FLOAT, &_loop_f[K_LOG1P], &_loopdata_f[K_LOG1P])
+    if _loop_d[K_EXP] == NULL:
+        _find_loop(np.exp, 2, cnp.NPY_DOUBLE, &_loop_d[K_EXP], &_loopdata_d[K_EXP])
+        _find_loop(np.exp, 2, cnp.NPY_FLOAT, &_loop_f[K_EXP], &_loopdata_f[K_EXP])
+
+
+_init_tables()
+
+
+def vm_opcode_map():
+    """``{table opcode number: VM implementation name}`` as the VM resolved it at import."""
+    return {i: _VM_IMPLEMENTS[_code_map[i] - 1] for i in range(MAXOP) if _code_map[i]}
+
+
+def vm_has_vec(name):
+    """Whether the VM has a "vec" (own vectorised) implementation of op ``name``."""
+    return name in _VM_VEC
+
+
+def ufunc_loop_available(name, dtype):
+    """Whether NumPy's inner loop for op ``name`` was found for ``dtype`` (float32/float64)."""
+    cdef int k
+    if name not in _VM_IMPLEMENTS:
+        raise KeyError(name)
+    k = _VM_IMPLEMENTS.index(name) + 1
+    if np.dtype(dtype) == np.float64:
+        return _loop_d[k] != NULL
+    if np.dtype(dtype) == np.float32:
+        return _loop_f[k] != NULL
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# elementwise kernels on one block
+# --------------------------------------------------------------------------------------------
+cdef inline void _call_loop(loop_t fn, void* data, int nin, real* d, real* a, real* b,
+                            Py_ssize_t n) noexcept nogil:
+    cdef char* args[3]
+    cdef cnp.npy_intp dims[1]
+    cdef cnp.npy_intp steps[3]
+    dims[0] = n
+    steps[0] = sizeof(real)
+    steps[1] = sizeof(real)
+    steps[2] = sizeof(real)
+    args[0] = <char*>a
+    if nin == 1:
+        args[1] = <char*>d
+    else:
+        args[1] = <char*>b
+        args[2] = <char*>d
+    fn(args, dims, steps, data)
+
+
+cdef inline loop_t _loop_of(int k, real* dummy) noexcept nogil:
+    if real is double:
+        return _loop_d[k]
+    else:
+        return _loop_f[k]
+
+
+cdef inline void* _loopdata_of(int k, real* dummy) noexcept nogil:
+    if real is double:
+        return _loopdata_d[k]
+    else:
+        return _loopdata_f[k]
+
+
+cdef void _vexp(real* d, real* a, Py_ssize_t n) noexcept nogil:
+    if real is double:
+        fg_vexp_d(d, a, n)
+    else:
+        fg_vexp_f(d, a, n)
+
+
+cdef void _transcendental(int k, int mode, real* d, real* a, Py_ssize_t n) noexcept nogil:
+    """d = f_k(a) for a unary transcendental, by the requested strategy."""
+    cdef Py_ssize_t i
+    cdef loop_t fn = _loop_of(k, d)
+    if mode == MODE_UFUNC and fn != NULL:
+        _call_loop(fn, _loopdata_of(k, d), 1, d, a, <real*>NULL, n)
+        return
+    if mode == MODE_VEC:
+        if k == K_EXP:
+            _vexp(d, a, n)
+            return
+        if k == K_EXPM1:
+            if real is double:
+                fg_vexpm1_d(d, a, n)
+            else:
+                fg_vexpm1_f(d, a, n)
+            return
+        if k == K_TANH:
+            if real is double:
+                fg_vtanh_d(d, a, n)
+            else:
+                fg_vtanh_f(d, a, n)
+            return
+    # libm, in double
+    if k == K_EXP:
+        for i in range(n):
+            d[i] = <real>exp(<double>a[i])
+    elif k == K_EXPM1:
+        for i in range(n):
+            d[i] = <real>expm1(<double>a[i])
+    elif k == K_LOG:
+        for i in range(n):
+            d[i] = <real>log(<double>a[i])
+    elif k == K_LOG1P:
+        for i in range(n):
+            d[i] = <real>log1p(<double>a[i])
+    elif k == K_SIN:
+        for i in range(n):
+            d[i] = <real>sin(<double>a[i])
+    elif k == K_COS:
+        for i in range(n):
+            d[i] = <real>cos(<double>a[i])
+    elif k == K_TAN:
+        for i in range(n):
+            d[i] = <real>tan(<double>a[i])
+    elif k == K_TANH:
+        for i in range(n):
+            d[i] = <real>tanh(<double>a[i])
+    elif k == K_SINH:
+        for i in range(n):
+            d[i] = <real>sinh(<double>a[i])
+    elif k == K_COSH:
+        for i in range(n):
+            d[i] = <real>cosh(<double>a[i])
+    elif k == K_ARCTAN:
+        for i in range(n):
+            d[i] = <real>atan(<double>a[i])
+    elif k == K_ERF:
+        for i in range(n):
+            d[i] = <real>erf(<double>a[i])
+    elif k == K_SQRT:
+        for i in range(n):
+            d[i] = <real>sqrt(<double>a[i])
+    elif k == K_FLOOR:
+        for i in range(n):
+            d[i] = <real>floor(<double>a[i])
+    elif k == K_CEIL:
+        for i in range(n):
+            d[i] = <real>ceil(<double>a[i])
+
+
+cdef void _exec(int k, int mode, real* d, real* a, real* b, real* c,
+                Py_ssize_t n) noexcept nogil:
+    """One instruction on one block: d[:n] = op_k(a, b, c)."""
+    cdef Py_ssize_t i
+    cdef real x, y, e, r, zero = 0, one = 1
+    cdef loop_t fn
+    if mode == MODE_UFUNC and _arity[k] == 2:
+        fn = _loop_of(k, d)
+        if fn != NULL:
+            _call_loop(fn, _loopdata_of(k, d), 2, d, a, b, n)
+            return
+    if k == K_ADD:
+        for i in range(n):
+            d[i] = a[i] + b[i]
+    elif k == K_SUBTRACT:
+        for i in range(n):
+            d[i] = a[i] - b[i]
+    elif k == K_MULTIPLY:
+        for i in range(n):
+            d[i] = a[i] * b[i]
+    elif k == K_DIVIDE:
+        for i in range(n):
+            d[i] = a[i] / b[i]
+    elif k == K_FMA:
+        for i in range(n):
+            d[i] = a[i] * b[i] + c[i]
+    elif k == K_COPY:
+        for i in range(n):
+            d[i] = a[i]
+    elif k == K_NEGATIVE:
+        for i in range(n):
+            d[i] = -a[i]
+    elif k == K_SQUARE:
+        for i in range(n):
+            d[i] = a[i] * a[i]
+    elif k == K_RECIPROCAL:
+        for i in range(n):
+            d[i] = one / a[i]
+    elif k == K_ABS:
+        for i in range(n):
+            d[i] = fabs(a[i])
+    elif k == K_POWER:
+        for i in range(n):
+            d[i] = <real>pow(<double>a[i], <double>b[i])
+    elif k == K_MAXIMUM:
+        for i in range(n):
+            x = a[i]
+            y = b[i]
+            d[i] = x if (x >= y or x != x) else y
+    elif k == K_MINIMUM:
+        for i in range(n):
+            x = a[i]
+            y = b[i]
+            d[i] = x if (x <= y or x != x) else y
+    elif k == K_RELU:
+        for i in range(n):
+            x = a[i]
+            d[i] = zero if x <= zero else x
+    elif k == K_SIGN:
+        for i in range(n):
+            x = a[i]
+            d[i] = one if x > zero else (-one if x < zero else (zero if x == zero else x))
+    elif k == K_LESS:
+        for i in range(n):
+            d[i] = one if a[i] < b[i] else zero
+    elif k == K_LESS_EQUAL:
+        for i in range(n):
+            d[i] = one if a[i] <= b[i] else zero
+    elif k == K_GREATER:
+        for i in range(n):
+            d[i] = one if a[i] > b[i] else zero
+    elif k == K_GREATER_EQUAL:
+        for i in range(n):
+            d[i] = one if a[i] >= b[i] else zero
+    elif k == K_EQUAL:
+        for i in range(n):
+            d[i] = one if a[i] == b[i] else zero
+    elif k == K_NOT_EQUAL:
+        for i in range(n):
+            d[i] = one if a[i] != b[i] else zero
+    elif k == K_WHERE or k == K_SELECT:
+        for i in range(n):
+            d[i] = b[i] if a[i] != zero else c[i]
+    elif k == K_CLIP:
+        for i in range(n):
+            x = a[i]
+            y = b[i]
+            x = x if (x >= y or x != x) else y
+            y = c[i]
+            d[i] = x if (x <= y or x != x) else y
+    elif k == K_TANH_GRAD:
+        for i in range(n):
+            x = a[i]
+            d[i] = b[i] * (one - x * x)
+    elif k == K_SIGMOID_GRAD:
+        for i in range(n):
+            x = a[i]
+            d[i] = b[i] * (x * (one - x))
+    elif k == K_SIGMOID:
+        if mode == MODE_VEC:
+            if real is double:
+                fg_vsigmoid_d(d, a, n)
+            else:
+                fg_vsigmoid_f(d, a, n)
+        else:
+            for i in range(n):
+                d[i] = -fabs(a[i])
+            _transcendental(K_EXP, mode, d, d, n)
+            for i in range(n):
+                e = d[i]
+                r = one / (one + e)
+                d[i] = r if a[i] >= zero else e * r
+    elif k == K_SOFTPLUS:
+        for i in range(n):
+            d[i] = -fabs(a[i])
+        if mode == MODE_VEC:
+            _vexp(d, d, n)
+            _transcendental(K_LOG1P, MODE_UFUNC, d, d, n)
+        else:
+            _transcendental(K_EXP, mode, d, d, n)
+            _transcendental(K_LOG1P, mode, d, d, n)
+        for i in range(n):
+            x = a[i]
+            d[i] = d[i] + (x if x > zero else zero)
+    else:
+        _transcendental(k, mode, d, a, n)
+
+
+# --------------------------------------------------------------------------------------------
+# gather / scatter of strided operands
+# --------------------------------------------------------------------------------------------
+cdef enum:
+    MAXDIMS = 64
+
+cdef void _gather(real* dst, real* base, const Py_ssize_t* strides, const Py_ssize_t* shape,
+                  int nd, Py_ssize_t start, Py_ssize_t n, bint scatter) noexcept nogil:
+    """dst[0:n] = operand[start:start+n] in flat C order (or the reverse when ``scatter``)."""
+    cdef Py_ssize_t idx[MAXDIMS]
+    cdef Py_ssize_t off = 0, rem = start, pos = 0, cnt, j, inner, st
+    cdef int dd
+    cdef real* p
+    for dd in range(nd - 1, -1, -1):
+        idx[dd] = rem % shape[dd]
+        rem = rem // shape[dd]
+        off += idx[dd] * strides[dd]
+    inner = shape[nd - 1]
+    st = strides[nd - 1]
+    while pos < n:
+        cnt = inner - idx[nd - 1]
+        if cnt > n - pos:
+            cnt = n - pos
+        p = base + off
+        if scatter:
+            if st == 1:
+                for j in range(cnt):
+                    p[j] = dst[pos + j]
+            else:
+                for j in range(cnt):
+                    p[j * st] = dst[pos + j]
+        else:
+            if st == 1:
+                for j in range(cnt):
+                    dst[pos + j] = p[j]
+            elif st == 0:
+                for j in range(cnt):
+                    dst[pos + j] = p[0]
+            else:
+                for j in range(cnt):
+                    dst[pos + j] = p[j * st]
+        pos += cnt
+        if pos >= n:
+            break
+        # advance the multi-index by cnt along the innermost dim, carrying outwards
+        off += cnt * st
+        idx[nd - 1] += cnt
+        dd = nd - 1
+        while dd > 0 and idx[dd] >= shape[dd]:
+            off -= shape[dd] * strides[dd]
+            idx[dd] = 0
+            dd -= 1
+            idx[dd] += 1
+            off += strides[dd]
+
+
+# --------------------------------------------------------------------------------------------
+# the block interpreter
+# --------------------------------------------------------------------------------------------
+cdef enum:
+    IN_UNUSED = 0
+    IN_CONTIG = 1
+    IN_SCALAR = 2
+    IN_STRIDED = 3
+    OUT_CONTIG = 0
+    OUT_SCATTER = 1
+    OUT_REDUCED = 2
+    RED_NONE = 0
+    RED_SUM = 1
+    RED_MEAN = 2
+    RED_MAX = 3
+    RED_MIN = 4
+
+cdef struct Ctx:
+    int nd
+    Py_ssize_t* shape
+    Py_ssize_t N
+    Py_ssize_t B
+    Py_ssize_t nblocks
+    Py_ssize_t R            # reduction row length (flat), 0 when no reduction
+    int nin
+    int nout
+    int nred
+    int nregs
+    int ninstr
+    int* code               # ninstr x 6: k, mode, dst, a, b, c
+    int* in_reg
+    int* in_mode
+    char** in_base
+    Py_ssize_t* in_str      # nin x nd, in elements
+    int* out_reg
+    int* out_mode
+    int* out_red            # RED_* per output
+    int* out_redidx         # index among reduced outputs
+    char** out_base
+    Py_ssize_t* out_str     # nout x nd, in elements
+    char* scratch           # nthreads x nregs x B elements (aligned)
+    void** regp             # nthreads x nregs pointers
+    double* head_val        # nblocks x nred
+    double* tail_val
+    Py_ssize_t* head_row    # nblocks
+    Py_ssize_t* tail_row
+
+
+cdef inline double _red_combine(int kind, double acc, double v) noexcept nogil:
+    if kind == RED_MAX:
+        return v if (v > acc or v != v) else acc
+    if kind == RED_MIN:
+        return v if (v < acc or v != v) else acc
+    return acc + v
+
+
+cdef double _red_block(int kind, real* v, Py_ssize_t n) noexcept nogil:
+    """Reduce v[0:n] in a fixed order (4 interleaved accumulators for sums)."""
+    cdef Py_ssize_t i = 0
+    cdef double s0 = 0, s1 = 0, s2 = 0, s3 = 0, m, x
+    if kind == RED_SUM or kind == RED_MEAN:
+        while i + 4 <= n:
+            s0 += v[i]
+            s1 += v[i + 1]
+            s2 += v[i + 2]
+            s3 += v[i + 3]
+            i += 4
+        while i < n:
+            s0 += v[i]
+            i += 1
+        return (s0 + s1) + (s2 + s3)
+    m = v[0]
+    for i in range(1, n):
+        x = v[i]
+        if kind == RED_MAX:
+            if x > m or x != x:
+                m = x
+        else:
+            if x < m or x != x:
+                m = x
+    return m
+
+
+cdef inline void _red_store(Ctx* c, int k, Py_ssize_t row, double val, real* dummy) noexcept nogil:
+    if c.out_red[k] == RED_MEAN:
+        val = val / <double>c.R
+    (<real*>c.out_base[k])[row] = <real>val
+
+
+cdef void _run_block(Ctx* c, real* scratch, int tid, Py_ssize_t b) noexcept nogil:
+    cdef Py_ssize_t s = b * c.B
+    cdef Py_ssize_t n = c.N - s
+    cdef Py_ssize_t r0, r1, pos, row
+    cdef real** regs = <real**>c.regp + tid * c.nregs
+    cdef real* tscratch = scratch + <Py_ssize_t>tid * c.nregs * c.B
+    cdef int i, r, k, m, ired
+    cdef int* ins
+    cdef real* v
+    if n > c.B:
+        n = c.B
+    # inputs
+    for i in range(c.nin):
+        r = c.in_reg[i]
+        m = c.in_mode[i]
+        if m == IN_CONTIG:
+            regs[r] = (<real*>c.in_base[i]) + s
+        elif m == IN_STRIDED:
+            regs[r] = tscratch + r * c.B
+            _gather(regs[r], <real*>c.in_base[i], c.in_str + i * c.nd, c.shape, c.nd, s, n, False)
+        # IN_SCALAR registers were filled once per thread; IN_UNUSED have no register
+    # outputs written in place when contiguous
+    for k in range(c.nout):
+        r = c.out_reg[k]
+        if c.out_mode[k] == OUT_CONTIG:
+            regs[r] = (<real*>c.out_base[k]) + s
+        else:
+            regs[r] = tscratch + r * c.B
+    # the program
+    for i in range(c.ninstr):
+        ins = c.code + 6 * i
+        _exec(ins[0], ins[1], regs[ins[2]], regs[ins[3]],
+              regs[ins[4]] if ins[4] >= 0 else <real*>NULL,
+              regs[ins[5]] if ins[5] >= 0 else <real*>NULL, n)
+    # write back
+    for k in range(c.nout):
+        m = c.out_mode[k]
+        r = c.out_reg[k]
+        if m == OUT_SCATTER:
+            _gather(regs[r], <real*>c.out_base[k], c.out_str + k * c.nd, c.shape, c.nd, s, n, True)
+        elif m == OUT_REDUCED:
+            v = regs[r]
+            ired = c.out_redidx[k]
+            r0 = s // c.R
+            r1 = (s + n - 1) // c.R
+            if r0 == r1:
+                c.head_val[b * c.nred + ired] = _red_block(c.out_red[k], v, n)
+                c.head_row[b] = r0
+                c.tail_row[b] = -1
+            else:
+                pos = (r0 + 1) * c.R - s
+                c.head_val[b * c.nred + ired] = _red_block(c.out_red[k], v, pos)
+                c.head_row[b] = r0
+                for row in range(r0 + 1, r1):
+                    _red_store(c, k, row, _red_block(c.out_red[k], v + pos, c.R), v)
+                    pos += c.R
+                c.tail_val[b * c.nred + ired] = _red_block(c.out_red[k], v + pos, n - pos)
+                c.tail_row[b] = r1
+
+
+cdef void _run_all(Ctx* c, real* scratch, int nthreads) noexcept nogil:
+    cdef Py_ssize_t b, j, row, cur
+    cdef int t, i, r, k, ired
+    cdef real* reg
+    cdef real val
+    cdef double acc
+    cdef double* accs
+    # constants and broadcast scalars: filled once per thread
+    for t in range(nthreads):
+        for i in range(c.nin):
+            if c.in_mode[i] == IN_SCALAR:
+                r = c.in_reg[i]
+                reg = scratch + (<Py_ssize_t>t * c.nregs + r) * c.B
+                val = (<real*>c.in_base[i])[0]
+                for j in range(c.B):
+                    reg[j] = val
+                (<real**>c.regp)[t * c.nregs + r] = reg
+    if nthreads <= 1:
+        for b in range(c.nblocks):
+            _run_block(c, scratch, 0, b)
+    else:
+        for b in prange(c.nblocks, schedule='static', num_threads=nthreads):
+            _run_block(c, scratch, threadid(), b)
+    if c.nred == 0:
+        return
+    # combine per-block partials sequentially, in block order (independent of thread count)
+    for k in range(c.nout):
+        if c.out_mode[k] != OUT_REDUCED:
+            continue
+        ired = c.out_redidx[k]
+        cur = -1
+        acc = 0
+        for b in range(c.nblocks):
+            row = c.head_row[b]
+            if row == cur:
+                acc = _red_combine(c.out_red[k], acc, c.head_val[b * c.nred + ired])
+            else:
+                if cur >= 0:
+                    _red_store(c, k, cur, acc, scratch)
+                cur = row
+                acc = c.head_val[b * c.nred + ired]
+            row = c.tail_row[b]
+            if row >= 0:
+                if row == cur:
+                    acc = _red_combine(c.out_red[k], acc, c.tail_val[b * c.nred + ired])
+                else:
+                    if cur >= 0:
+                        _red_store(c, k, cur, acc, scratch)
+                    cur = row
+                    acc = c.tail_val[b * c.nred + ired]
+        if cur >= 0:
+            _red_store(c, k, cur, acc, scratch)
+
+
+def _check_reg(r, what, nregs):
+    if r < 0 or r >= nregs:
+        raise ValueError(f"register {r} of {what} out of range (nregs={nregs})")
+
+
+cdef class Program:
+    """A register program ready for the VM (built by :mod:`fastgraph.fused.kernel`).
+
+    ``code`` is an ``(ninstr, 6)`` int array of rows ``(opcode, mode, dst, a, b, c)`` with table
+    opcode numbers, ``mode`` 0 = C/libm, 1 = vec, 2 = NumPy inner loop, and register numbers
+    (``-1`` for an unused operand).  ``in_reg[i]`` is input ``i``'s register (``-1``: unused),
+    ``const_reg``/``const_val`` the constant registers, ``out_reg[k]`` output ``k``'s register.
+    """
+    cdef int* code
+    cdef int ninstr
+    cdef readonly int nregs
+    cdef readonly int nin
+    cdef readonly int nout
+    cdef int* in_reg
+    cdef int* out_reg
+    cdef int nconst
+    cdef int* const_reg
+    cdef double* const_val
+
+    def __cinit__(self, code, int nregs, in_reg, out_reg, const_reg, const_val):
+        cdef int i, j, op, k
+        code = np.ascontiguousarray(code, dtype=np.intc).reshape(-1, 6)
+        in_reg = np.ascontiguousarray(in_reg, dtype=np.intc).ravel()
+        out_reg = np.ascontiguousarray(out_reg, dtype=np.intc).ravel()
+        const_reg = np.ascontiguousarray(const_reg, dtype=np.intc).ravel()
+        const_val = np.ascontiguousarray(const_val, dtype=np.float64).ravel()
+        if const_reg.shape[0] != const_val.shape[0]:
+            raise ValueError("const_reg and const_val differ in length")
+        self.ninstr = code.shape[0]
+        self.nregs = nregs
+        self.nin = in_reg.shape[0]
+        self.nout = out_reg.shape[0]
+        self.nconst = const_reg.shape[0]
+        if self.nout < 1:
+            raise ValueError("a program needs at least one output")
+        self.code = <int*>malloc(sizeof(int) * (6 * self.ninstr + 1))
+        self.in_reg = <int*>malloc(sizeof(int) * (self.nin + 1))
+        self.out_reg = <int*>malloc(sizeof(int) * (self.nout + 1))
+        self.const_reg = <int*>malloc(sizeof(int) * (self.nconst + 1))
+        self.const_val = <double*>malloc(sizeof(double) * (self.nconst + 1))
+        if not (self.code and self.in_reg and self.out_reg and self.const_reg and self.const_val):
+            raise MemoryError()
+        written = set()
+        chk = lambda r, what: _check_reg(r, what, nregs)
+
+        for i in range(self.nin):
+            self.in_reg[i] = in_reg[i]
+            if in_reg[i] >= 0:
+                chk(in_reg[i], f"input {i}")
+                written.add(int(in_reg[i]))
+        for i in range(self.nconst):
+            chk(const_reg[i], f"constant {i}")
+            self.const_reg[i] = const_reg[i]
+            self.const_val[i] = const_val[i]
+            written.add(int(const_reg[i]))
+        for i in range(self.ninstr):
+            op = code[i, 0]
+            if op <= 0 or op >= MAXOP or _code_map[op] == 0:
+                raise ValueError(f"instruction {i}: unknown opcode {op}")
+            k = _code_map[op]
+            if code[i, 1] not in (MODE_C, MODE_VEC, MODE_UFUNC):
+                raise ValueError(f"instruction {i}: bad mode {code[i, 1]}")
+            self.code[6 * i] = k
+            self.code[6 * i + 1] = code[i, 1]
+            chk(code[i, 2], f"instruction {i} destination")
+            self.code[6 * i + 2] = code[i, 2]
+            for j in range(3):
+                if j < _arity[k]:
+                    chk(code[i, 3 + j], f"instruction {i} operand {j}")
+                    if int(code[i, 3 + j]) not in written:
+                        raise ValueError(f"instruction {i} reads register {code[i, 3 + j]} "
+                                         "before it is written")
+                    if code[i, 3 + j] == code[i, 2]:
+                        raise ValueError(f"instruction {i} writes a register it reads")
+                    self.code[6 * i + 3 + j] = code[i, 3 + j]
+                else:
+                    self.code[6 * i + 3 + j] = -1
+            if int(code[i, 2]) in {int(x) for x in in_reg if x >= 0} | \
+                    {int(x) for x in const_reg}:
+                raise ValueError(f"instruction {i} overwrites an input or constant register")
+            written.add(int(code[i, 2]))
+        for i in range(self.nout):
+            chk(out_reg[i], f"output {i}")
+            if int(out_reg[i]) not in written:
+                raise ValueError(f"output {i} register {out_reg[i]} is never written")
+            self.out_reg[i] = out_reg[i]
+
+    def __dealloc__(self):
+        free(self.code)
+        free(self.in_reg)
+        free(self.out_reg)
+        free(self.const_reg)
+        free(self.const_val)
+
+    def run(self, bint f64, list inputs, in_strides, list outputs, out_strides, shape,
+            Py_ssize_t red_len, out_red, out_defer, int nthreads, Py_ssize_t block,
+            Py_ssize_t threshold):
+        """Run on validated operands (see :class:`fastgraph.fused.kernel.FusedKernel`).
+
+        ``inputs``/``outputs`` are ndarrays of the kernel dtype; ``in_strides``/``out_strides``
+        ``(n, nd)`` int64 element strides in the (collapsed) iteration space ``shape``;
+        ``red_len`` the flat length of one reduction row (0: no reduction); ``out_red[k]`` the
+        reduction of output ``k`` (0 none, 1 sum, 2 mean, 3 max, 4 min; reduced outputs are
+        C-contiguous with one element per row); ``out_defer[k]`` forces scratch + write-back
+        (the output aliases an input).  Nothing here checks shapes again: the caller did.
+        """
+        cdef cnp.int64_t[:, ::1] ist = np.ascontiguousarray(in_strides, dtype=np.int64).reshape(
+            len(inputs), -1)
+        cdef cnp.int64_t[:, ::1] ost = np.ascontiguousarray(out_strides, dtype=np.int64).reshape(
+            len(outputs), -1)
+        cdef cnp.int64_t[::1] shp = np.ascontiguousarray(shape, dtype=np.int64)
+        cdef int[::1] ored = np.ascontiguousarray(out_red, dtype=np.intc)
+        cdef int[::1] odef = np.ascontiguousarray(out_defer, dtype=np.intc)
+        cdef Ctx c
+        cdef int nd = shp.shape[0]
+        cdef int i, j, k, t, nt, ired
+        cdef Py_ssize_t N = 1, cs, itemsize = 8 if f64 else 4
+        cdef bint contig, allzero
+        cdef cnp.ndarray arr
+        cdef char* raw = NULL
+        cdef size_t scratch_bytes
+        if len(inputs) != self.nin or len(outputs) != self.nout:
+            raise ValueError("wrong number of operands for this program")
+        if nd < 1 or nd > MAXDIMS:
+            raise ValueError(f"iteration rank {nd} out of range 1..{MAXDIMS}")
+        if ist.shape[1] != nd or ost.shape[1] != nd or ored.shape[0] != self.nout \
+                or odef.shape[0] != self.nout:
+            raise ValueError("stride/flag arrays do not match the operands")
+        if block < 16:
+            raise ValueError("block must be >= 16")
+        dt = np.float64 if f64 else np.float32
+        for j in range(nd):
+            if shp[j] < 1:
+                raise ValueError("empty iteration spaces are handled by the caller")
+            N *= shp[j]
+        for a in inputs:
+            if not isinstance(a, np.ndarray) or a.dtype != dt:
+                raise TypeError("VM inputs must be ndarrays of the kernel dtype")
+        for a in outputs:
+            if not isinstance(a, np.ndarray) or a.dtype != dt or not a.flags.writeable:
+                raise TypeError("VM outputs must be writeable ndarrays of the kernel dtype")
+        c.nd = nd
+        c.N = N
+        c.B = block
+        c.nblocks = (N + block - 1) // block
+        c.R = red_len
+        c.nin = self.nin
+        c.nout = self.nout
+        c.nregs = self.nregs
+        c.ninstr = self.ninstr
+        c.code = self.code
+        c.in_reg = self.in_reg
+        c.out_reg = self.out_reg
+        c.nred = 0
+        for k in range(self.nout):
+            if ored[k] != RED_NONE:
+                if red_len < 1 or N % red_len != 0:
+                    raise ValueError("bad reduction row length")
+                if outputs[k].size != N // red_len or not outputs[k].flags.c_contiguous:
+                    raise ValueError("reduced output has the wrong size")
+                c.nred += 1
+        nt = nthreads if nthreads >= 1 else 1
+        if N < threshold:
+            nt = 1
+        if nt > c.nblocks:
+            nt = <int>c.nblocks
+        # one allocation for all the small per-call tables
+        c.shape = NULL
+        c.in_mode = NULL
+        c.in_base = NULL
+        c.in_str = NULL
+        c.out_mode = NULL
+        c.out_red = NULL
+        c.out_redidx = NULL
+        c.out_base = NULL
+        c.out_str = NULL
+        c.regp = NULL
+        c.head_val = NULL
+        c.tail_val = NULL
+        c.head_row = NULL
+        c.tail_row = NULL
+        try:
+            c.shape = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * nd)
+            c.in_mode = <int*>malloc(sizeof(int) * (self.nin + 1))
+            c.in_base = <char**>malloc(sizeof(char*) * (self.nin + 1))
+            c.in_str = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * (self.nin * nd + 1))
+            c.out_mode = <int*>malloc(sizeof(int) * self.nout)
+            c.out_red = <int*>malloc(sizeof(int) * self.nout)
+            c.out_redidx = <int*>malloc(sizeof(int) * self.nout)
+            c.out_base = <char**>malloc(sizeof(char*) * self.nout)
+            c.out_str = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * self.nout * nd)
+            c.regp = <void**>malloc(sizeof(void*) * nt * self.nregs)
+            if c.nred:
+                c.head_val = <double*>malloc(sizeof(double) * c.nblocks * c.nred)
+                c.tail_val = <double*>malloc(sizeof(double) * c.nblocks * c.nred)
+                c.head_row = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * c.nblocks)
+                c.tail_row = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * c.nblocks)
+                if not (c.head_val and c.tail_val and c.head_row and c.tail_row):
+                    raise MemoryError()
+            scratch_bytes = <size_t>nt * self.nregs * block * itemsize + 64
+            raw = <char*>malloc(scratch_bytes)
+            if not (c.shape and c.in_mode and c.in_base and c.in_str and c.out_mode
+                    and c.out_red and c.out_redidx and c.out_base and c.out_str and c.regp
+                    and raw):
+                raise MemoryError()
+            c.scratch = <char*>((<uintptr_t>raw + 63) & ~(<uintptr_t>63))
+            for j in range(nd):
+                c.shape[j] = shp[j]
+            for i in range(self.nin):
+                arr = inputs[i]
+                c.in_base[i] = <char*>cnp.PyArray_DATA(arr)
+                contig = True
+                allzero = True
+                cs = 1
+                for j in range(nd - 1, -1, -1):
+                    c.in_str[i * nd + j] = ist[i, j]
+                    if ist[i, j] != 0 and shp[j] != 1:
+                        allzero = False
+                    if ist[i, j] != cs and shp[j] != 1:
+                        contig = False
+                    cs *= shp[j]
+                if self.in_reg[i] < 0:
+                    c.in_mode[i] = IN_UNUSED
+                elif allzero:
+                    c.in_mode[i] = IN_SCALAR
+                elif contig:
+                    c.in_mode[i] = IN_CONTIG
+                else:
+                    c.in_mode[i] = IN_STRIDED
+            ired = 0
+            for k in range(self.nout):
+                arr = outputs[k]
+                c.out_base[k] = <char*>cnp.PyArray_DATA(arr)
+                c.out_red[k] = ored[k]
+                c.out_redidx[k] = -1
+                contig = True
+                cs = 1
+                for j in range(nd - 1, -1, -1):
+                    c.out_str[k * nd + j] = ost[k, j]
+                    if ost[k, j] != cs and shp[j] != 1:
+                        contig = False
+                    cs *= shp[j]
+                if ored[k] != RED_NONE:
+                    c.out_mode[k] = OUT_REDUCED
+                    c.out_redidx[k] = ired
+                    ired += 1
+                elif contig and not odef[k]:
+                    c.out_mode[k] = OUT_CONTIG
+                else:
+                    c.out_mode[k] = OUT_SCATTER
+            # every register defaults to its per-thread scratch row
+            for t in range(nt):
+                for j in range(self.nregs):
+                    c.regp[t * self.nregs + j] = c.scratch + \
+                        (<Py_ssize_t>t * self.nregs + j) * block * itemsize
+            # constant registers: fill every thread's copy once
+            for t in range(nt):
+                for i in range(self.nconst):
+                    j = self.const_reg[i]
+                    if f64:
+                        _fill_const(<double*>c.scratch + (<Py_ssize_t>t * self.nregs + j) * block,
+                                    self.const_val[i], block)
+                    else:
+                        _fill_const(<float*>c.scratch + (<Py_ssize_t>t * self.nregs + j) * block,
+                                    self.const_val[i], block)
+                    c.regp[t * self.nregs + j] = c.scratch + \
+                        (<Py_ssize_t>t * self.nregs + j) * block * itemsize
+            with nogil:
+                if f64:
+                    _run_all(&c, <double*>c.scratch, nt)
+                else:
+                    _run_all(&c, <float*>c.scratch, nt)
+        finally:
+            free(c.shape)
+            free(c.in_mode)
+            free(c.in_base)
+            free(c.in_str)
+            free(c.out_mode)
+            free(c.out_red)
+            free(c.out_redidx)
+            free(c.out_base)
+            free(c.out_str)
+            free(c.regp)
+            free(c.head_val)
+            free(c.tail_val)
+            free(c.head_row)
+            free(c.tail_row)
+            free(raw)
+        return nt
+
+
+cdef void _fill_const(real* reg, double v, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef real x = <real>v
+    for j in range(n):
+        reg[j] = x

@@ -1,0 +1,14 @@
+"""Fused elementwise kernels: compile a DAG of elementwise ops into one register program and run it
+on the block-interpreting VM in :mod:`fastgraph._fused` (multi-threaded, float32/float64 native,
+several outputs, optional trailing reduction).  See ``docs/fused.md``.
+
+>>> from fastgraph.fused import Expr, compile_kernel
+>>> x, y = Expr.input(0), Expr.input(1)
+>>> k = compile_kernel([Expr.op("tanh", x * y), Expr.op("exp", x)])
+>>> out1, out2 = k(a, b)                                    # doctest: +SKIP
+"""
+from .opcodes import OPCODES, BY_NAME, BY_CODE, OpCode, REDUCTIONS, opcode
+from .kernel import Expr, FusedKernel, compile_kernel, DEFAULT_BLOCK, DEFAULT_THRESHOLD
+
+__all__ = ["Expr", "FusedKernel", "compile_kernel", "OPCODES", "BY_NAME", "BY_CODE", "OpCode",
+           "REDUCTIONS", "opcode", "DEFAULT_BLOCK", "DEFAULT_THRESHOLD"]

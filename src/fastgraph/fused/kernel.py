@@ -1,0 +1,604 @@
+"""Compiler from an elementwise expression DAG to a register program, and :class:`FusedKernel`.
+
+>>> from fastgraph.fused import Expr, compile_kernel
+>>> x, y = Expr.input(0), Expr.input(1)
+>>> t = Expr.op("tanh", Expr.op("multiply", x, y))
+>>> k = compile_kernel(outputs=[t, Expr.op("exp", x)])
+>>> out1, out2 = k(a, b)                      # doctest: +SKIP
+
+The compiler hash-conses the DAG (common subexpressions become one instruction), applies a few
+peepholes (``add(multiply(a, b), c)`` -> ``fma``, ``power(x, 2)`` -> ``square``), allocates
+block-length registers with a linear scan (a register is reused once its value is dead; a result
+never shares a register with its own operands), and hands the program to the Cython VM in
+:mod:`fastgraph._fused`.  The VM is described in ``docs/fused.md``.
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+
+from . import opcodes as _op
+
+__all__ = ["Expr", "compile_kernel", "FusedKernel", "DEFAULT_BLOCK", "DEFAULT_THRESHOLD"]
+
+#: elements per block (per register); 1024 float64 = 8 KiB, so a dozen live registers stay in L2.
+DEFAULT_BLOCK = 1024
+#: below this many elements a kernel runs on one thread (no OpenMP fork/join).
+DEFAULT_THRESHOLD = 32768
+
+_MODES = {"c": 0, "vec": 1, "ufunc": 2}
+_STRATEGIES = ("auto", "libm", "vec", "ufunc")
+_RED_CODES = {None: 0, "sum": 1, "mean": 2, "max": 3, "min": 4}
+_NPY_MAXDIMS = 64
+
+
+def _vm():
+    from fastgraph import _fused  # compiled extension (required; no Python fallback)
+    return _fused
+
+
+def default_num_threads() -> int:
+    """``fastgraph.get_num_threads()`` when the package provides it, else ``os.cpu_count()``."""
+    try:
+        from fastgraph._config import get_num_threads
+    except ImportError:
+        return os.cpu_count() or 1
+    return int(get_num_threads())
+
+
+# ------------------------------------------------------------------------------------------------
+# expressions
+# ------------------------------------------------------------------------------------------------
+class Expr:
+    """A node of an elementwise expression DAG: an input (by position), a constant, or an op.
+
+    Build with :meth:`input`, :meth:`const`, :meth:`op` (or the arithmetic operators). Python
+    numbers given where an ``Expr`` is expected become constants.
+    """
+
+    __slots__ = ("kind", "name", "args", "index", "value")
+
+    def __init__(self, kind, name=None, args=(), index=None, value=None):
+        self.kind = kind          # "input" | "const" | "op"
+        self.name = name          # opcode name for ops
+        self.args = tuple(args)
+        self.index = index        # input position
+        self.value = value        # constant value (float)
+
+    @staticmethod
+    def input(index: int) -> "Expr":
+        index = int(index)
+        if index < 0:
+            raise ValueError(f"input index must be >= 0, got {index}")
+        return Expr("input", index=index)
+
+    @staticmethod
+    def const(value) -> "Expr":
+        v = np.asarray(value)
+        if v.ndim != 0 or v.dtype.kind not in "biuf":
+            raise TypeError(f"a fused-kernel constant must be a real scalar, got {value!r}")
+        return Expr("const", value=float(v))
+
+    @staticmethod
+    def op(name: str, *args) -> "Expr":
+        spec = _op.opcode(name)
+        if len(args) != spec.arity:
+            raise TypeError(f"fused op {name!r} takes {spec.arity} operand(s), got {len(args)}")
+        return Expr("op", name=name, args=[_as_expr(a) for a in args])
+
+    # conveniences
+    def __add__(self, o): return Expr.op("add", self, o)
+    def __radd__(self, o): return Expr.op("add", o, self)
+    def __sub__(self, o): return Expr.op("subtract", self, o)
+    def __rsub__(self, o): return Expr.op("subtract", o, self)
+    def __mul__(self, o): return Expr.op("multiply", self, o)
+    def __rmul__(self, o): return Expr.op("multiply", o, self)
+    def __truediv__(self, o): return Expr.op("divide", self, o)
+    def __rtruediv__(self, o): return Expr.op("divide", o, self)
+    def __pow__(self, o): return Expr.op("power", self, o)
+    def __neg__(self): return Expr.op("negative", self)
+
+    def __repr__(self):
+        if self.kind == "input":
+            return f"in{self.index}"
+        if self.kind == "const":
+            return repr(self.value)
+        return f"{self.name}({', '.join(map(repr, self.args))})"
+
+
+def _as_expr(a) -> Expr:
+    if isinstance(a, Expr):
+        return a
+    if isinstance(a, (int, float, np.integer, np.floating, bool, np.bool_)):
+        return Expr.const(a)
+    raise TypeError(f"expected an Expr or a real number, got {type(a).__name__}")
+
+
+# ------------------------------------------------------------------------------------------------
+# compiler
+# ------------------------------------------------------------------------------------------------
+class _Node:
+    """Hash-consed node used while compiling."""
+    __slots__ = ("cid", "kind", "name", "args", "index", "value", "uses")
+
+    def __init__(self, cid, kind, name, args, index, value):
+        self.cid, self.kind, self.name, self.args = cid, kind, name, args
+        self.index, self.value, self.uses = index, value, 0
+
+
+def _canonicalise(outputs: Sequence[Expr]):
+    """Iterative post-order walk with hash-consing. Returns (nodes in topo order, output nodes)."""
+    table: dict = {}
+    nodes: list[_Node] = []
+    canon: dict[int, _Node] = {}   # id(Expr) -> node
+
+    def make(kind, name, args, index, value):
+        if kind == "input":
+            key = ("in", index)
+        elif kind == "const":
+            key = ("c", np.float64(value).tobytes())
+        else:
+            key = (name,) + tuple(a.cid for a in args)
+        n = table.get(key)
+        if n is None:
+            n = _Node(len(nodes), kind, name, tuple(args), index, value)
+            table[key] = n
+            nodes.append(n)
+        return n
+
+    for root in outputs:
+        stack = [(root, False)]
+        while stack:
+            e, expanded = stack.pop()
+            if id(e) in canon:
+                continue
+            if e.kind != "op":
+                canon[id(e)] = make(e.kind, None, (), e.index, e.value)
+                continue
+            if expanded:
+                canon[id(e)] = _simplify(make, e.name, [canon[id(a)] for a in e.args])
+            else:
+                stack.append((e, True))
+                for a in reversed(e.args):
+                    if id(a) not in canon:
+                        stack.append((a, False))
+    return nodes, [canon[id(e)] for e in outputs]
+
+
+def _simplify(make, name, args):
+    if name == "power" and args[1].kind == "const":
+        if args[1].value == 2.0:
+            return make("op", "square", (args[0],), None, None)
+        if args[1].value == -1.0:
+            return make("op", "reciprocal", (args[0],), None, None)
+    return make("op", name, tuple(args), None, None)
+
+
+def _fuse_fma(nodes, outs):
+    """add(multiply(a, b), c) -> fma(a, b, c) when the product has no other use."""
+    used = {}
+    for n in nodes:
+        for a in n.args:
+            used[a.cid] = used.get(a.cid, 0) + 1
+    out_ids = {o.cid for o in outs}
+    for n in nodes:
+        if n.kind == "op" and n.name == "add":
+            for i in (0, 1):
+                m = n.args[i]
+                if (m.kind == "op" and m.name == "multiply" and used.get(m.cid, 0) == 1
+                        and m.cid not in out_ids):
+                    n.name = "fma"
+                    n.args = (m.args[0], m.args[1], n.args[1 - i])
+                    used[m.cid] = 0
+                    break
+    # drop nodes nobody needs any more (the folded multiplies)
+    live = set(o.cid for o in outs)
+    for n in reversed(nodes):
+        if n.cid in live:
+            live.update(a.cid for a in n.args)
+    return [n for n in nodes if n.cid in live]
+
+
+def _normalise_reduce(reduce, nout):
+    """-> list (per output) of None or (kind, axes or None, keepdims)."""
+    def one(spec):
+        if spec is None:
+            return None
+        if isinstance(spec, str):
+            spec = (spec, None)
+        if not isinstance(spec, (tuple, list)) or not 1 <= len(spec) <= 3:
+            raise ValueError(f"reduce spec must be (kind, axes[, keepdims]), got {spec!r}")
+        kind = spec[0]
+        axes = spec[1] if len(spec) > 1 else None
+        keep = bool(spec[2]) if len(spec) > 2 else False
+        if kind not in _op.REDUCTIONS:
+            raise ValueError(f"unknown reduction {kind!r}; expected one of {_op.REDUCTIONS}")
+        if axes is not None:
+            if isinstance(axes, (int, np.integer)):
+                axes = (int(axes),)
+            axes = tuple(int(a) for a in axes)
+        return (kind, axes, keep)
+
+    if reduce is None:
+        return [None] * nout
+    if isinstance(reduce, list):
+        if len(reduce) != nout:
+            raise ValueError(f"reduce has {len(reduce)} entries for {nout} outputs")
+        specs = [one(s) for s in reduce]
+    else:
+        specs = [one(reduce)] * nout
+    shapes = {(s[1], s[2]) for s in specs if s is not None}
+    if len(shapes) > 1:
+        raise ValueError("all reduced outputs of one kernel must reduce the same axes "
+                         f"with the same keepdims, got {sorted(shapes, key=repr)}")
+    return specs
+
+
+def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy: str = "auto",
+                   block: int = DEFAULT_BLOCK, threshold: int = DEFAULT_THRESHOLD,
+                   name: Optional[str] = None) -> "FusedKernel":
+    """Compile expressions into one fused kernel with one or more outputs.
+
+    ``outputs``: an ``Expr`` or a sequence of them.  ``reduce``: ``None``; ``(kind, axes)`` or
+    ``(kind, axes, keepdims)`` applied to every output (``kind`` in ``sum mean max min``,
+    ``axes`` ``None`` for all axes, an int or a tuple); or a list with one such spec (or ``None``
+    for an elementwise output) per output — reduced outputs must share axes and keepdims.
+    ``nin``: number of inputs the kernel takes (default: highest input index + 1).
+    ``strategy``: how transcendentals run — ``"auto"`` (the table's choice), ``"libm"`` (plain C
+    loops), ``"vec"`` (fastgraph's vectorised kernels where they exist), ``"ufunc"`` (NumPy's inner
+    loops where they exist).  ``block``: elements per block; ``threshold``: below this many
+    elements the kernel runs on one thread.
+    """
+    if isinstance(outputs, Expr):
+        outputs = [outputs]
+    outputs = [_as_expr(o) for o in outputs]
+    if not outputs:
+        raise ValueError("compile_kernel needs at least one output")
+    if strategy not in _STRATEGIES:
+        raise ValueError(f"strategy must be one of {_STRATEGIES}, got {strategy!r}")
+    block = int(block)
+    if block < 16:
+        raise ValueError("block must be >= 16")
+    specs = _normalise_reduce(reduce, len(outputs))
+    vm = _vm()
+
+    nodes, outs = _canonicalise(outputs)
+    nodes = _fuse_fma(nodes, outs)
+    max_in = max((n.index for n in nodes if n.kind == "input"), default=-1)
+    if nin is None:
+        nin = max_in + 1
+    elif nin <= max_in:
+        raise ValueError(f"nin={nin} but the expressions read input {max_in}")
+
+    # --- register allocation -----------------------------------------------------------------
+    nregs = 0
+    free: list[int] = []
+    reg: dict[int, int] = {}
+    in_reg = [-1] * nin
+    const_reg, const_val = [], []
+    pinned: set[int] = set()          # registers never reused
+
+    def fresh():
+        nonlocal nregs
+        nregs += 1
+        return nregs - 1
+
+    for n in nodes:
+        if n.kind == "input":
+            reg[n.cid] = in_reg[n.index] = fresh()
+            pinned.add(reg[n.cid])
+        elif n.kind == "const":
+            reg[n.cid] = fresh()
+            pinned.add(reg[n.cid])
+            const_reg.append(reg[n.cid])
+            const_val.append(n.value)
+
+    last_use: dict[int, int] = {}
+    ops = [n for n in nodes if n.kind == "op"]
+    for i, n in enumerate(ops):
+        for a in n.args:
+            last_use[a.cid] = i
+    # an op output that is also a kernel output keeps its register (written to memory)
+    out_owner: dict[int, int] = {}
+    for k, o in enumerate(outs):
+        if o.kind == "op" and o.cid not in out_owner:
+            out_owner[o.cid] = k
+
+    code: list[tuple] = []
+    listing: list[tuple] = []
+    for i, n in enumerate(ops):
+        dst = free.pop() if free else fresh()
+        if n.cid in out_owner:
+            pinned.add(dst)
+        reg[n.cid] = dst
+        spec = _op.BY_NAME[n.name]
+        mode = _mode_for(spec, strategy, vm)
+        srcs = [reg[a.cid] for a in n.args] + [-1] * (3 - len(n.args))
+        code.append((spec.code, mode, dst, *srcs))
+        listing.append((n.name, mode, dst, [reg[a.cid] for a in n.args]))
+        for a in set(n.args):
+            r = reg[a.cid]
+            if last_use.get(a.cid) == i and r not in pinned:
+                free.append(r)
+        if last_use.get(n.cid) is None and dst not in pinned:
+            free.append(dst)  # dead result (cannot happen for live nodes; defensive)
+
+    out_reg = []
+    copy = _op.BY_NAME["copy"]
+    for k, o in enumerate(outs):
+        if o.kind == "op" and out_owner[o.cid] == k:
+            out_reg.append(reg[o.cid])
+        else:  # an input, a constant, or a value already owned by another output
+            dst = fresh()
+            pinned.add(dst)
+            code.append((copy.code, 0, dst, reg[o.cid], -1, -1))
+            listing.append(("copy", 0, dst, [reg[o.cid]]))
+            out_reg.append(dst)
+
+    prog = vm.Program(np.array(code, dtype=np.intc).reshape(-1, 6), nregs, in_reg, out_reg,
+                      const_reg, np.array(const_val, dtype=np.float64))
+    return FusedKernel(prog, nin, len(outs), specs, block, threshold, strategy,
+                       dict(nregs=nregs, in_reg=in_reg, out_reg=out_reg,
+                            consts=dict(zip(const_reg, const_val)), listing=listing),
+                       name or "fused")
+
+
+def _mode_for(spec, strategy, vm):
+    if strategy == "libm":
+        return 0
+    if strategy == "vec":
+        return 1 if vm.vm_has_vec(spec.name) else 0
+    if strategy == "ufunc":
+        return 2 if (spec.ufunc is not None or spec.name in ("sigmoid", "softplus")) else 0
+    if spec.eval == "vec" and not vm.vm_has_vec(spec.name):
+        return 0
+    return _MODES[spec.eval]
+
+
+# ------------------------------------------------------------------------------------------------
+# the callable kernel
+# ------------------------------------------------------------------------------------------------
+class FusedKernel:
+    """A compiled fused elementwise kernel. Call it like a function of its inputs.
+
+    ``k(*inputs, out=None, num_threads=None, dtype=None)`` returns the output array (one output)
+    or a tuple of arrays (several outputs).  Inputs broadcast like NumPy; the kernel dtype is
+    float32 when every input is float32 (or ``dtype=`` says so), else float64 (NumPy promotion,
+    integers and bools become float64).  ``out=`` takes preallocated arrays (one per output, exact
+    shape and dtype, writeable): nothing is allocated then.  A reduced output with all axes
+    reduced and ``keepdims=False`` is a 0-d array.
+    """
+
+    def __init__(self, prog, nin, nout, specs, block, threshold, strategy, info, name):
+        self._prog = prog
+        self.nin = nin
+        self.nout = nout
+        self.reduce = specs
+        self.block = block
+        self.threshold = threshold
+        self.strategy = strategy
+        self._info = info
+        self.name = name
+        red = [s for s in specs if s is not None]
+        self._red_axes = red[0][1] if red else None
+        self._keepdims = red[0][2] if red else False
+        self._has_red = bool(red)
+
+    @property
+    def nregs(self) -> int:
+        return self._info["nregs"]
+
+    def describe(self) -> str:
+        """A readable listing of the register program."""
+        mode_name = {0: "", 1: "  [vec]", 2: "  [numpy loop]"}
+        inf = self._info
+        lines = [f"fused kernel {self.name!r}: {self.nin} input(s), {self.nout} output(s), "
+                 f"{len(inf['listing'])} instruction(s), {inf['nregs']} block registers "
+                 f"(block={self.block}, strategy={self.strategy})"]
+        for i, r in enumerate(inf["in_reg"]):
+            lines.append(f"  r{r:<3} <- in{i}" if r >= 0 else f"  (in{i} unused)")
+        for r, v in inf["consts"].items():
+            lines.append(f"  r{r:<3} <- const {v!r}")
+        for name, mode, dst, srcs in inf["listing"]:
+            args = ", ".join(f"r{s}" for s in srcs)
+            lines.append(f"  r{dst:<3} = {name}({args}){mode_name[mode]}")
+        for k, r in enumerate(inf["out_reg"]):
+            spec = self.reduce[k]
+            red = "" if spec is None else (
+                f"  ({spec[0]} over {'all axes' if spec[1] is None else 'axes ' + str(spec[1])}"
+                f"{', keepdims' if spec[2] else ''})")
+            lines.append(f"  out{k} <- r{r}{red}")
+        return "\n".join(lines)
+
+    __str__ = describe
+
+    def __repr__(self):
+        return f"<FusedKernel {self.name!r}: {self.nin} in, {self.nout} out, {self.nregs} regs>"
+
+    # -- calling --------------------------------------------------------------------------------
+    def __call__(self, *inputs, out=None, num_threads=None, dtype=None):
+        if len(inputs) != self.nin:
+            raise TypeError(f"fused kernel {self.name!r} takes {self.nin} input(s), "
+                            f"got {len(inputs)}")
+        dt = self._dtype(inputs, dtype)
+        arrs = []
+        for i, x in enumerate(inputs):
+            a = np.asarray(x)
+            if a.dtype.kind not in "biuf":
+                raise TypeError(f"fused kernel input {i} has unsupported dtype {a.dtype} "
+                                "(need bool, integer or floating)")
+            if a.ndim > _NPY_MAXDIMS:
+                raise ValueError(f"input {i} has too many dimensions ({a.ndim})")
+            a = np.asarray(a, dtype=dt)
+            if any(s % dt.itemsize for s in a.strides):
+                a = np.ascontiguousarray(a)
+            arrs.append(a)
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrs)) if arrs else ()
+        except ValueError:
+            raise ValueError(
+                f"fused kernel {self.name!r}: input shapes "
+                f"{', '.join(str(a.shape) for a in arrs)} cannot be broadcast together"
+            ) from None
+        nd = len(shape)
+
+        # reduction geometry
+        if self._has_red:
+            axes = self._red_axes
+            if axes is None:
+                raxes = tuple(range(nd))
+            else:
+                raxes = []
+                for ax in axes:
+                    if not -nd <= ax < nd:
+                        raise ValueError(f"reduction axis {ax} is out of bounds for the "
+                                         f"broadcast shape {shape}")
+                    raxes.append(ax % nd)
+                if len(set(raxes)) != len(raxes):
+                    raise ValueError(f"repeated axis in reduction axes {axes}")
+                raxes = tuple(sorted(raxes))
+            kept = tuple(d for d in range(nd) if d not in raxes)
+            red_shape = tuple(1 if d in raxes else shape[d] for d in range(nd)) \
+                if self._keepdims else tuple(shape[d] for d in kept)
+            perm = kept + raxes
+            R = int(np.prod([shape[d] for d in raxes], dtype=np.int64))
+        else:
+            perm = tuple(range(nd))
+            red_shape = None
+            R = 0
+
+        outs = self._outputs(out, shape, red_shape, dt)
+
+        N = int(np.prod(shape, dtype=np.int64))
+        if N == 0 or (self._has_red and R == 0):
+            return self._empty(outs)
+
+        # element strides in iteration order (perm), 0 for broadcast dims
+        it_shape = [shape[d] for d in perm]
+
+        def strides_of(a):
+            pad = nd - a.ndim
+            st = []
+            for d in perm:
+                if d < pad or a.shape[d - pad] == 1:
+                    st.append(0)
+                else:
+                    st.append(a.strides[d - pad] // dt.itemsize)
+            return st
+
+        defer = [0] * self.nout
+        # aliasing between outputs and inputs
+        for k, o in enumerate(outs):
+            for i, a in enumerate(arrs):
+                if np.may_share_memory(o, a):
+                    same = (self.reduce[k] is None and o.shape == shape
+                            and a.__array_interface__["data"][0] == o.__array_interface__["data"][0]
+                            and strides_of(a) == strides_of(o))
+                    if same:
+                        defer[k] = 1
+                    else:
+                        arrs[i] = a = a.copy()
+        in_st = [strides_of(a) for a in arrs]
+        out_st = [strides_of(o) if self.reduce[k] is None else [0] * nd
+                  for k, o in enumerate(outs)]
+
+        # collapse: drop size-1 dims, merge dims that are contiguous for every operand
+        # (merging never changes flat C order, so reduction rows of length R stay intact)
+        keep = [j for j in range(nd) if it_shape[j] != 1]
+        cshape = [it_shape[j] for j in keep]
+        cin = [[s[j] for j in keep] for s in in_st]
+        cout = [[s[j] for j in keep] for s in out_st]
+        red_out = [self.reduce[k] is not None for k in range(self.nout)]
+        j = len(cshape) - 1
+        while j > 0:
+            ok = all(s[j - 1] == s[j] * cshape[j] for s in cin) and all(
+                s[j - 1] == s[j] * cshape[j] for k, s in enumerate(cout) if not red_out[k])
+            if ok:
+                cshape[j - 1] *= cshape[j]
+                del cshape[j]
+                for s in cin + cout:
+                    del s[j]
+            j -= 1
+        if not cshape:
+            cshape = [1]
+            cin = [[0] for _ in cin]
+            cout = [[0] for _ in cout]
+
+        nt = default_num_threads() if num_threads is None else int(num_threads)
+        if nt < 1:
+            raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+        red_codes = [_RED_CODES[s[0]] if s is not None else 0 for s in self.reduce]
+        self._prog.run(
+            dt == np.float64, arrs,
+            np.array(cin, dtype=np.int64).reshape(len(arrs), len(cshape)),
+            [o.reshape(-1) if red_out[k] else o for k, o in enumerate(outs)],
+            np.array(cout, dtype=np.int64).reshape(self.nout, len(cshape)),
+            np.array(cshape, dtype=np.int64),
+            R if self._has_red else 0, red_codes, defer, nt, self.block, self.threshold)
+        return outs[0] if self.nout == 1 else tuple(outs)
+
+    def _dtype(self, inputs, dtype):
+        if dtype is not None:
+            dt = np.dtype(dtype)
+            if dt not in (np.float32, np.float64):
+                raise TypeError(f"fused kernels run in float32 or float64, not {dt}")
+            return dt
+        if not inputs:
+            return np.dtype(np.float64)
+        try:
+            rt = np.result_type(*inputs)
+        except TypeError as e:
+            raise TypeError(f"fused kernel {self.name!r}: cannot promote input dtypes: {e}") from None
+        if rt.kind == "f" and rt.itemsize <= 4:
+            return np.dtype(np.float32)
+        if rt.kind in "biuf":
+            return np.dtype(np.float64)
+        raise TypeError(f"fused kernel {self.name!r}: inputs promote to {rt}, "
+                        "need a real dtype")
+
+    def _outputs(self, out, shape, red_shape, dt):
+        shapes = [shape if s is None else red_shape for s in self.reduce]
+        if out is None:
+            return [np.empty(s, dtype=dt) for s in shapes]
+        if isinstance(out, np.ndarray):
+            out = [out]
+        out = list(out)
+        if len(out) != self.nout:
+            raise ValueError(f"fused kernel {self.name!r}: out= has {len(out)} array(s), "
+                             f"the kernel has {self.nout} output(s)")
+        for k, (o, s) in enumerate(zip(out, shapes)):
+            if not isinstance(o, np.ndarray):
+                raise TypeError(f"out[{k}] must be a numpy.ndarray, got {type(o).__name__}")
+            if o.dtype != dt:
+                raise TypeError(f"out[{k}] has dtype {o.dtype}, the kernel computes {dt}")
+            if o.shape != tuple(s):
+                raise ValueError(f"out[{k}] has shape {o.shape}, expected {tuple(s)}")
+            if not o.flags.writeable:
+                raise ValueError(f"out[{k}] is read-only")
+            if self.reduce[k] is not None and not o.flags.c_contiguous:
+                raise ValueError(f"out[{k}] (a reduced output) must be C-contiguous")
+            if any(st == 0 for st, n in zip(o.strides, o.shape) if n > 1) or \
+                    any(st % dt.itemsize for st in o.strides):
+                raise ValueError(f"out[{k}] has overlapping or unaligned strides {o.strides}")
+        for k in range(self.nout):
+            for m in range(k):
+                if out[k].size and out[m].size and np.may_share_memory(out[k], out[m]):
+                    raise ValueError(f"out[{k}] and out[{m}] overlap")
+        return out
+
+    def _empty(self, outs):
+        for k, o in enumerate(outs):
+            spec = self.reduce[k]
+            if spec is None or o.size == 0:
+                continue
+            kind = spec[0]
+            if kind == "sum":
+                o[...] = 0
+            elif kind == "mean":
+                o[...] = np.nan
+            else:
+                raise ValueError(f"zero-size array to reduction operation {kind} "
+                                 "which has no identity")
+        return outs[0] if self.nout == 1 else tuple(outs)
