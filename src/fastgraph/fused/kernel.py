@@ -108,6 +108,22 @@ class Expr:
         return f"{self.name}({', '.join(map(repr, self.args))})"
 
 
+def _broadcast_shapes(shapes):
+    """NumPy broadcasting of shapes (any rank up to 64); ``None`` when they do not broadcast."""
+    nd = max((len(s) for s in shapes), default=0)
+    out = [1] * nd
+    for s in shapes:
+        pad = nd - len(s)
+        for j, n in enumerate(s):
+            o = out[pad + j]
+            if n != o:
+                if o == 1:
+                    out[pad + j] = n
+                elif n != 1:
+                    return None
+    return tuple(out)
+
+
 def _as_expr(a) -> Expr:
     if isinstance(a, Expr):
         return a
@@ -432,16 +448,14 @@ class FusedKernel:
             if a.ndim > _NPY_MAXDIMS:
                 raise ValueError(f"input {i} has too many dimensions ({a.ndim})")
             a = np.asarray(a, dtype=dt)
-            if any(s % dt.itemsize for s in a.strides):
-                a = np.ascontiguousarray(a)
+            if not a.flags.aligned or any(s % dt.itemsize for s in a.strides):
+                a = np.array(a, dtype=dt, order="C", copy=True)
             arrs.append(a)
-        try:
-            shape = np.broadcast_shapes(*(a.shape for a in arrs)) if arrs else ()
-        except ValueError:
+        shape = _broadcast_shapes([a.shape for a in arrs])
+        if shape is None:
             raise ValueError(
                 f"fused kernel {self.name!r}: input shapes "
-                f"{', '.join(str(a.shape) for a in arrs)} cannot be broadcast together"
-            ) from None
+                f"{', '.join(str(a.shape) for a in arrs)} cannot be broadcast together")
         nd = len(shape)
 
         # reduction geometry
@@ -519,6 +533,7 @@ class FusedKernel:
                 cshape[j - 1] *= cshape[j]
                 del cshape[j]
                 for s in cin + cout:
+                    s[j - 1] = s[j]      # the merged dim steps like the inner one
                     del s[j]
             j -= 1
         if not cshape:
@@ -548,7 +563,8 @@ class FusedKernel:
         if not inputs:
             return np.dtype(np.float64)
         try:
-            rt = np.result_type(*inputs)
+            rt = np.result_type(*[x if isinstance(x, (bool, int, float, np.ndarray, np.generic))
+                                  else np.asarray(x) for x in inputs])
         except TypeError as e:
             raise TypeError(f"fused kernel {self.name!r}: cannot promote input dtypes: {e}") from None
         if rt.kind == "f" and rt.itemsize <= 4:
@@ -580,7 +596,7 @@ class FusedKernel:
             if self.reduce[k] is not None and not o.flags.c_contiguous:
                 raise ValueError(f"out[{k}] (a reduced output) must be C-contiguous")
             if any(st == 0 for st, n in zip(o.strides, o.shape) if n > 1) or \
-                    any(st % dt.itemsize for st in o.strides):
+                    any(st % dt.itemsize for st in o.strides) or not o.flags.aligned:
                 raise ValueError(f"out[{k}] has overlapping or unaligned strides {o.strides}")
         for k in range(self.nout):
             for m in range(k):

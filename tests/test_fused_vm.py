@@ -1,0 +1,540 @@
+"""Table-driven tests of the fused-kernel VM (fastgraph._fused) and its compiler (fastgraph.fused).
+
+Every opcode in the table is checked against its NumPy reference in both dtypes, over contiguous,
+strided, transposed, reversed and broadcast operands and sizes around the block size and the thread
+threshold; then multi-output kernels, reductions, thread-count determinism, out= buffers and errors.
+"""
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from fastgraph import _fused
+from fastgraph.fused import (BY_NAME, DEFAULT_BLOCK, OPCODES, Expr, compile_kernel)
+
+B = DEFAULT_BLOCK
+SIZES = [0, 1, B - 1, B, B + 1, 40_000]
+DTYPES = [np.float64, np.float32]
+TOL = {np.float64: dict(rtol=1e-12, atol=1e-14), np.float32: dict(rtol=1e-5, atol=1e-6)}
+OPS = [op.name for op in OPCODES]
+
+
+def _domain(name, i, x):
+    """Map standard-normal samples into each op's interesting domain."""
+    if name in ("log", "sqrt", "reciprocal") or (name == "power" and i == 0):
+        return np.abs(x) + 0.1
+    if name == "log1p":
+        return np.abs(x) * 2 - 0.5
+    if name in ("where", "select") and i == 0:
+        return (x > 0).astype(x.dtype)
+    if name == "clip" and i == 1:
+        return x - 1.0
+    if name == "clip" and i == 2:
+        return x + 1.0
+    if name in ("sinh", "cosh", "exp", "expm1"):
+        return x * 5
+    if name in ("tanh", "sigmoid", "softplus", "erf"):
+        return x * 4
+    if name in ("floor", "ceil", "sign"):
+        return np.round(x * 3, 1)
+    if name in ("equal", "not_equal", "less_equal", "greater_equal"):
+        return np.round(x)
+    return x * 2
+
+
+def _inputs(name, shapes, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return [_domain(name, i, rng.standard_normal(s)).astype(dtype) for i, s in enumerate(shapes)]
+
+
+def _ref(name, arrays, dtype):
+    with np.errstate(all="ignore"):
+        r = BY_NAME[name].ref(*[np.asarray(a, np.float64) for a in arrays])
+        # computed in float64, rounded to the kernel dtype (float32 overflows where float64 does not)
+        return np.asarray(r, np.float64).astype(dtype).astype(np.float64)
+
+
+def _check(name, arrays, dtype, got, tol_scale=1.0):
+    want = _ref(name, arrays, dtype)
+    assert got.dtype == dtype
+    assert got.shape == want.shape
+    tol = dict(TOL[dtype])
+    if dtype == np.float32 and name in ("fma", "tanh_grad", "sigmoid_grad", "power", "cosh",
+                                        "sinh", "tan"):
+        tol["atol"] = 1e-5
+        tol["rtol"] = 2e-5
+    if name == "tan" and dtype == np.float32:
+        tol["rtol"] = 1e-4   # float32 rounding of x near pi/2 is amplified
+    np.testing.assert_allclose(got.astype(np.float64), want, equal_nan=True,
+                               err_msg=f"op {name} {np.dtype(dtype).name}", **tol)
+
+
+def _kernel(name, **kw):
+    arity = BY_NAME[name].arity
+    return compile_kernel([Expr.op(name, *[Expr.input(i) for i in range(arity)])], **kw)
+
+
+# ------------------------------------------------------------------------------------------------
+# the table and the VM agree
+# ------------------------------------------------------------------------------------------------
+def test_opcode_table_matches_vm():
+    """The VM built its dispatch from the table: same numbers, same names, every op covered."""
+    assert _fused.vm_opcode_map() == {op.code: op.name for op in OPCODES}
+    assert len({op.code for op in OPCODES}) == len(OPCODES)
+    assert all(op.code > 0 for op in OPCODES)
+    for op in OPCODES:
+        assert op.eval in ("c", "vec", "ufunc")
+        if op.eval == "vec":
+            assert _fused.vm_has_vec(op.name), op.name
+        if op.ufunc is not None:
+            assert isinstance(getattr(np, op.ufunc), np.ufunc)
+
+
+def test_program_rejects_unknown_opcode_and_bad_registers():
+    bad = max(op.code for op in OPCODES) + 1
+    with pytest.raises(ValueError, match="unknown opcode"):
+        _fused.Program(np.array([[bad, 0, 1, 0, -1, -1]]), 2, [0], [1], [], [])
+    with pytest.raises(ValueError, match="out of range"):
+        _fused.Program(np.array([[BY_NAME["exp"].code, 0, 5, 0, -1, -1]]), 2, [0], [1], [], [])
+    with pytest.raises(ValueError, match="before it is written"):
+        _fused.Program(np.array([[BY_NAME["add"].code, 0, 2, 0, 1, -1]]), 3, [0], [2], [], [])
+    with pytest.raises(ValueError, match="input or constant"):
+        _fused.Program(np.array([[BY_NAME["exp"].code, 0, 0, 1, -1, -1]]), 2, [0, 1], [0], [], [])
+
+
+# ------------------------------------------------------------------------------------------------
+# every opcode, both dtypes, contiguous, all sizes
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("name", OPS)
+def test_opcode_contiguous_sizes(name, dtype):
+    k = _kernel(name)
+    arity = BY_NAME[name].arity
+    for n in SIZES:
+        xs = _inputs(name, [(n,)] * arity, dtype, seed=n)
+        _check(name, xs, dtype, k(*xs, num_threads=2))
+
+
+@pytest.mark.parametrize("strategy", ["libm", "vec", "ufunc"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("name", [op.name for op in OPCODES if op.ufunc or op.eval != "c"])
+def test_opcode_every_strategy(name, dtype, strategy):
+    k = _kernel(name, strategy=strategy)
+    xs = _inputs(name, [(3 * B + 7,)] * BY_NAME[name].arity, dtype, seed=3)
+    _check(name, xs, dtype, k(*xs))
+
+
+LAYOUTS = ["step", "transposed", "reversed", "scalar", "row", "column", "0d"]
+
+
+def _layout(name, layout, dtype, arity):
+    """Operands in a given layout plus their broadcast result shape."""
+    rng = np.random.default_rng(7)
+
+    def base(shape, i):
+        return _domain(name, i, rng.standard_normal(shape)).astype(dtype)
+
+    xs = []
+    for i in range(arity):
+        if layout == "step":
+            xs.append(base((3 * B + 5,), i)[::3])
+        elif layout == "transposed":
+            xs.append(base((70, 45), i).T)
+        elif layout == "reversed":
+            xs.append(base((60, 50), i)[::-1, ::-2])
+        elif layout == "scalar":   # first operand full, the others 0-d scalars
+            xs.append(base((37, B + 3), i) if i == 0 else base((), i))
+        elif layout == "row":
+            xs.append(base((40, 129), i) if i == 0 else base((1, 129), i))
+        elif layout == "column":
+            xs.append(base((130, 41), i) if i == 0 else base((130, 1), i))
+        elif layout == "0d":
+            xs.append(base((), i))
+    return xs
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("name", OPS)
+def test_opcode_layouts(name, dtype, layout):
+    arity = BY_NAME[name].arity
+    xs = _layout(name, layout, dtype, arity)
+    k = _kernel(name, threshold=0)    # threshold 0: even small sizes run multi-threaded
+    got = k(*xs, num_threads=2)
+    _check(name, xs, dtype, got)
+    if arity > 1 and layout in ("row", "column", "scalar"):
+        # broadcast operand first as well
+        xs2 = xs[::-1]
+        _check(name, xs2, dtype, k(*xs2, num_threads=2))
+
+
+@pytest.mark.parametrize("name", [op.name for op in OPCODES if op.arity == 1])
+def test_unary_special_values(name):
+    vals = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-300, -1e-300, 5e-324, 1e-10, -1e-10,
+                     0.5, -0.5, 19.0, -19.0, 25.0, -25.0, 700.0, -700.0, 709.7, 710.0, -745.0,
+                     -746.0, 1e300, -1e300])
+    for dtype in DTYPES:
+        with np.errstate(all="ignore"):
+            x = vals.astype(dtype)
+        for strategy in ("auto", "libm", "vec", "ufunc"):
+            got = _kernel(name, strategy=strategy)(x)
+            want = _ref(name, [x], dtype)
+            tol = dict(TOL[dtype])
+            tol["atol"] = 1e-300 if dtype == np.float64 else 1e-38
+            with np.errstate(all="ignore"):
+                np.testing.assert_allclose(got.astype(np.float64), want, equal_nan=True,
+                                           err_msg=f"{name} {strategy} {dtype}", **tol)
+
+
+def test_vec_transcendentals_dense_accuracy():
+    """The own exp/expm1/tanh/sigmoid kernels stay within a few ulp over their whole range."""
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-745, 709, 200_000), rng.uniform(-40, 40, 200_000),
+                        rng.uniform(-1e-3, 1e-3, 50_000), np.linspace(-1, 1, 10_001)])
+    for name, ref in [("exp", np.exp), ("expm1", np.expm1), ("tanh", np.tanh)]:
+        got = _kernel(name, strategy="vec")(x)
+        want = ref(x)
+        ok = np.isfinite(want) & (np.abs(want) > 1e-300)
+        rel = np.abs(got[ok] - want[ok]) / np.abs(want[ok])
+        assert rel.max() < 1e-15, (name, rel.max())   # a few ulp
+    s = _kernel("sigmoid", strategy="vec")(x)
+    np.testing.assert_allclose(s, BY_NAME["sigmoid"].ref(x), rtol=1e-15, atol=1e-300)
+
+
+# ------------------------------------------------------------------------------------------------
+# dtype rules
+# ------------------------------------------------------------------------------------------------
+def test_dtype_promotion():
+    k = compile_kernel([Expr.input(0) + Expr.input(1)])
+    f32 = np.ones(3, np.float32)
+    f64 = np.ones(3)
+    assert k(f32, f32).dtype == np.float32
+    assert k(f32, f64).dtype == np.float64
+    assert k(f32, np.arange(3)).dtype == np.float64
+    assert k(f32, 2.0).dtype == np.float32           # Python scalars are weak (NumPy 2)
+    assert k(np.arange(3), np.array([True, False, True])).dtype == np.float64
+    assert k(f32, f32, dtype=np.float64).dtype == np.float64
+    np.testing.assert_array_equal(k([1, 2], 3), [4.0, 5.0])
+    with pytest.raises(TypeError, match="float32 or float64"):
+        k(f64, f64, dtype=np.int32)
+    with pytest.raises(TypeError, match="input 0 .*complex|promote to complex"):
+        k(np.ones(3, complex), f64)
+    with pytest.raises(TypeError):
+        k(np.array(["a"]), f64)
+
+
+# ------------------------------------------------------------------------------------------------
+# multi-output kernels: the issue #5 workload, forward and gradients in one kernel
+# ------------------------------------------------------------------------------------------------
+def w4_exprs():
+    a, b, c, d = (Expr.input(i) for i in range(4))
+    u = a * b + c
+    t = Expr.op("tanh", u)
+    s = Expr.op("sigmoid", d)
+    y = t * s + 0.5 * a * a
+    # gradients of sum(y): dy/du = s * (1 - t^2); dy/dd = t * s * (1 - s)
+    gu = Expr.op("tanh_grad", t, s)
+    ga = gu * b + a
+    gb = gu * a
+    gd = Expr.op("sigmoid_grad", s, t)
+    return y, ga, gb, gu, gd
+
+
+def w4_numpy(a, b, c, d):
+    u = a * b + c
+    t = np.tanh(u)
+    s = BY_NAME["sigmoid"].ref(d)
+    y = t * s + 0.5 * a * a
+    gu = s * (1 - t * t)
+    return y, gu * b + a, gu * a, gu, t * s * (1 - s)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("n", [1, B + 1, 50_000])
+def test_multi_output_forward_and_grad(dtype, n):
+    k = compile_kernel(list(w4_exprs()))
+    xs = [np.random.default_rng(i).standard_normal(n).astype(dtype) for i in range(4)]
+    got = k(*xs)
+    assert isinstance(got, tuple) and len(got) == 5
+    want = w4_numpy(*[x.astype(np.float64) for x in xs])
+    for g, w in zip(got, want):
+        assert g.dtype == dtype
+        np.testing.assert_allclose(g, w, **({"rtol": 1e-12, "atol": 1e-14} if dtype == np.float64
+                                            else {"rtol": 1e-4, "atol": 1e-5}))
+    # describe() lists the program
+    text = k.describe()
+    for word in ("tanh", "sigmoid", "fma", "out4"):
+        assert word in text
+
+
+def test_outputs_that_are_inputs_constants_or_repeated():
+    x = Expr.input(0)
+    e = Expr.op("exp", x)
+    k = compile_kernel([x, Expr.const(2.5), e, e, x * 2])
+    a = np.linspace(-1, 1, 2001)
+    o = k(a)
+    np.testing.assert_array_equal(o[0], a)
+    np.testing.assert_array_equal(o[1], np.full_like(a, 2.5))
+    np.testing.assert_allclose(o[2], np.exp(a), rtol=1e-15)
+    np.testing.assert_array_equal(o[2], o[3])
+    assert not np.shares_memory(o[2], o[3])
+    np.testing.assert_array_equal(o[4], a * 2)
+
+
+def test_cse_and_peepholes():
+    x, y = Expr.input(0), Expr.input(1)
+    t1 = Expr.op("tanh", x * y)
+    t2 = Expr.op("tanh", Expr.op("multiply", x, y))   # same expression built twice
+    k = compile_kernel([t1 + t2, Expr.op("power", x, 2.0)])
+    listing = k.describe()
+    assert listing.count("tanh(") == 1
+    assert "square(" in listing and "power(" not in listing
+    a, b = np.linspace(-2, 2, 999), np.linspace(3, -1, 999)
+    o1, o2 = k(a, b)
+    np.testing.assert_allclose(o1, 2 * np.tanh(a * b), rtol=1e-15)
+    np.testing.assert_array_equal(o2, a ** 2)
+
+
+def test_unused_input_and_nin():
+    k = compile_kernel([Expr.op("exp", Expr.input(1))], nin=3)
+    a = np.arange(5.0)
+    np.testing.assert_allclose(k(np.zeros(5), a, np.zeros((5, 1))), np.broadcast_to(np.exp(a), (5, 5)))
+    with pytest.raises(ValueError, match="broadcast"):   # unused inputs still broadcast
+        k(np.zeros(7), a, 0.0)
+    with pytest.raises(ValueError, match="nin"):
+        compile_kernel([Expr.input(3)], nin=2)
+
+
+# ------------------------------------------------------------------------------------------------
+# reductions
+# ------------------------------------------------------------------------------------------------
+NP_RED = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("kind", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("shape,axes", [
+    ((0,), None), ((1,), None), ((B + 1,), None), ((100_003,), None),
+    ((37, 29), 0), ((37, 29), 1), ((37, 29), -1), ((37, 29), (0, 1)),
+    ((7, 300, 5), (0, 2)), ((7, 300, 5), 1), ((3000, 3), 1), ((3, 3000), 0),
+    ((40, 50, 60), (1,)), ((2, 1, 3000), (0, 1)),
+])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reductions(kind, shape, axes, dtype, keepdims):
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    y = np.random.default_rng(2).standard_normal(shape[-1:]).astype(dtype)
+    k = compile_kernel([Expr.op("tanh", Expr.input(0)) * Expr.input(1)],
+                       reduce=(kind, axes, keepdims), threshold=0)
+    expr = np.tanh(x.astype(np.float64)) * y
+    if kind in ("max", "min") and expr.size == 0:
+        with pytest.raises(ValueError, match="zero-size"):
+            k(x, y)
+        return
+    with np.errstate(all="ignore"):
+        want = NP_RED[kind](expr, axis=axes, keepdims=keepdims)
+    got = k(x, y, num_threads=2)
+    assert got.shape == np.shape(want)
+    assert got.dtype == dtype
+    tol = dict(rtol=1e-10, atol=1e-10) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got, want, equal_nan=True, **tol)
+
+
+def test_reduce_max_propagates_nan():
+    x = np.arange(5000.0)
+    x[4321] = np.nan
+    for kind in ("max", "min", "sum"):
+        k = compile_kernel([Expr.input(0) * 1.0], reduce=(kind, None))
+        assert np.isnan(k(x))
+
+
+def test_mixed_reduced_and_elementwise_outputs():
+    """Loss and gradients in one pass: sum(y) next to elementwise outputs."""
+    y, ga, gb, gu, gd = w4_exprs()
+    k = compile_kernel([y, ga, gd], reduce=[("sum", None), None, None])
+    xs = [np.random.default_rng(i).standard_normal((300, 70)) for i in range(4)]
+    loss, g1, g2 = k(*xs)
+    want = w4_numpy(*xs)
+    assert loss.shape == ()
+    np.testing.assert_allclose(loss, want[0].sum(), rtol=1e-12)
+    np.testing.assert_allclose(g1, want[1], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(g2, want[4], rtol=1e-12, atol=1e-14)
+    # partial-axis reduction next to an elementwise output (iteration order is permuted)
+    k2 = compile_kernel([y, ga], reduce=[("mean", 0), None])
+    m, g = k2(*xs)
+    np.testing.assert_allclose(m, want[0].mean(0), rtol=1e-12)
+    np.testing.assert_allclose(g, want[1], rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="same axes"):
+        compile_kernel([y, ga], reduce=[("sum", 0), ("sum", 1)])
+
+
+def test_reduce_errors():
+    k = compile_kernel([Expr.input(0) + 0.0], reduce=("sum", (5,)))
+    with pytest.raises(ValueError, match="out of bounds"):
+        k(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="repeated"):
+        compile_kernel([Expr.input(0) + 0.0], reduce=("sum", (0, 0)))(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="unknown reduction"):
+        compile_kernel([Expr.input(0)], reduce=("prod", None))
+
+
+# ------------------------------------------------------------------------------------------------
+# determinism: 1 thread == N threads, bitwise
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+def test_threads_bitwise_equal(dtype):
+    xs = [np.random.default_rng(i).standard_normal((517, 389)).astype(dtype) for i in range(4)]
+    y, ga, gb, gu, gd = w4_exprs()
+    kernels = [compile_kernel([y, ga, gb, gu, gd], threshold=0),
+               compile_kernel([y], reduce=("sum", None), threshold=0),
+               compile_kernel([y], reduce=("mean", 1), threshold=0),
+               compile_kernel([y], reduce=("max", 0), threshold=0),
+               compile_kernel([y, gd], reduce=[("sum", (0,)), None], threshold=0)]
+    for k in kernels:
+        ref = k(*xs, num_threads=1)
+        ref = ref if isinstance(ref, tuple) else (ref,)
+        for nt in (2, 3, 4, 7):
+            got = k(*xs, num_threads=nt)
+            got = got if isinstance(got, tuple) else (got,)
+            for g, r in zip(got, ref):
+                assert g.tobytes() == r.tobytes(), (k.describe(), nt)
+
+
+def test_default_threads_from_config(monkeypatch):
+    import fastgraph
+    k = compile_kernel([Expr.op("exp", Expr.input(0))], reduce=("sum", None), threshold=0)
+    x = np.random.default_rng(0).standard_normal(100_000)
+    prev = fastgraph.get_num_threads()
+    fastgraph.set_num_threads(1)
+    try:
+        r1 = k(x)
+        fastgraph.set_num_threads(2)
+        r2 = k(x)
+    finally:
+        fastgraph.set_num_threads(prev)
+    assert r1.tobytes() == r2.tobytes()
+    with pytest.raises(ValueError):
+        k(x, num_threads=0)
+
+
+# ------------------------------------------------------------------------------------------------
+# out= buffers
+# ------------------------------------------------------------------------------------------------
+def test_out_buffers_no_allocation():
+    y, ga, gb, gu, gd = w4_exprs()
+    k = compile_kernel([y, ga, gd])
+    n = 500_000
+    xs = [np.random.default_rng(i).standard_normal(n) for i in range(4)]
+    outs = [np.empty(n) for _ in range(3)]
+    k(*xs, out=outs)   # warm up
+    tracemalloc.start()
+    try:
+        res = k(*xs, out=outs, num_threads=2)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert all(r is o for r, o in zip(res, outs))
+    assert peak < 64 * 1024, peak         # far less than one 4 MB output
+    want = w4_numpy(*xs)
+    np.testing.assert_allclose(outs[0], want[0], rtol=1e-12, atol=1e-14)
+    # single output: a bare array is accepted, and returned
+    k1 = compile_kernel([y])
+    o = np.empty(n)
+    assert k1(*xs, out=o) is o
+    # reduced output buffer
+    ks = compile_kernel([y], reduce=("sum", None))
+    o0 = np.empty(())
+    assert ks(*xs, out=[o0]) is o0
+    np.testing.assert_allclose(o0, want[0].sum(), rtol=1e-10)
+
+
+def test_out_strided_and_aliasing_inputs():
+    k = compile_kernel([Expr.op("exp", Expr.input(0)) + Expr.input(1)])
+    a = np.random.default_rng(0).standard_normal((300, 40))
+    b = np.random.default_rng(1).standard_normal((300, 40))
+    big = np.zeros((300, 80))
+    out = big[:, ::2]                                  # strided out buffer
+    want = np.exp(a) + b
+    k(a, b, out=out)
+    np.testing.assert_allclose(out, want, rtol=1e-13, atol=1e-14)
+    assert np.all(big[:, 1::2] == 0)
+    # out aliases an input exactly (in place)
+    a2, b2 = a.copy(), b.copy()
+    k(a2, b2, out=a2)
+    np.testing.assert_allclose(a2, want, rtol=1e-13, atol=1e-14)
+    a2, b2 = a.copy(), b.copy()
+    k(a2, b2, out=b2, num_threads=2)
+    np.testing.assert_allclose(b2, want, rtol=1e-13, atol=1e-14)
+    # out overlaps an input at an offset: the input is copied first
+    buf = np.concatenate([a.ravel(), [0.0]])
+    src = buf[1:].copy()
+    k2 = compile_kernel([Expr.op("exp", Expr.input(0))])
+    k2(buf[1:], out=buf[:-1])
+    np.testing.assert_allclose(buf[:-1], np.exp(src), rtol=1e-13, atol=1e-14)
+
+
+def test_out_errors():
+    k = compile_kernel([Expr.input(0) * 2, Expr.input(0) + 1])
+    x = np.ones((4, 5))
+    with pytest.raises(ValueError, match="2 output"):
+        k(x, out=[np.empty((4, 5))])
+    with pytest.raises(ValueError, match=r"shape \(4, 4\)"):
+        k(x, out=[np.empty((4, 5)), np.empty((4, 4))])
+    with pytest.raises(TypeError, match="dtype float32"):
+        k(x, out=[np.empty((4, 5)), np.empty((4, 5), np.float32)])
+    ro = np.empty((4, 5))
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        k(x, out=[np.empty((4, 5)), ro])
+    o = np.empty((4, 5))
+    with pytest.raises(ValueError, match="overlap"):
+        k(x, out=[o, o])
+    with pytest.raises(TypeError, match="ndarray"):
+        k(x, out=[[0] * 5] * 2)
+    ks = compile_kernel([Expr.input(0) * 2], reduce=("sum", 1))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        ks(x, out=[np.empty(8)[::2]])
+
+
+# ------------------------------------------------------------------------------------------------
+# bad input never crashes
+# ------------------------------------------------------------------------------------------------
+def test_bad_inputs():
+    k = compile_kernel([Expr.input(0) + Expr.input(1)])
+    with pytest.raises(TypeError, match="takes 2 input"):
+        k(np.ones(3))
+    with pytest.raises(ValueError, match=r"\(3,\), \(4,\)"):
+        k(np.ones(3), np.ones(4))
+    with pytest.raises(KeyError, match="unknown fused opcode"):
+        Expr.op("frobnicate", Expr.input(0))
+    with pytest.raises(TypeError, match="takes 2 operand"):
+        Expr.op("add", Expr.input(0))
+    with pytest.raises(TypeError):
+        Expr.op("add", Expr.input(0), "x")
+    with pytest.raises(ValueError):
+        compile_kernel([])
+    with pytest.raises(ValueError, match="strategy"):
+        compile_kernel([Expr.input(0)], strategy="fast")
+
+
+def test_odd_shapes_do_not_crash():
+    k = compile_kernel([Expr.op("tanh", Expr.input(0)) * Expr.input(1)], threshold=0)
+    # 0-d
+    r = k(np.float64(0.5), 2.0)
+    assert r.shape == () and np.isclose(r, np.tanh(0.5) * 2)
+    # empty
+    assert k(np.ones((0, 3)), np.ones(3)).shape == (0, 3)
+    assert k(np.ones((3, 0)), np.ones((1, 0))).shape == (3, 0)
+    # 64 dims (NumPy's maximum), broadcasting in several of them
+    shape = [1] * 64
+    shape[3], shape[40], shape[63] = 3, 2, 5
+    a = np.random.default_rng(0).standard_normal(shape)
+    b = np.random.default_rng(1).standard_normal([1] * 63 + [5])
+    np.testing.assert_allclose(k(a, b, num_threads=2), np.tanh(a) * b, rtol=1e-15)
+    c = np.random.default_rng(0).standard_normal((2,) * 20)
+    np.testing.assert_allclose(k(c, c.T), np.tanh(c) * c.T, rtol=1e-15)
+    # non-native byte order and unaligned strides are handled by conversion
+    be = np.arange(10.0).astype(">f8")
+    np.testing.assert_allclose(k(be, 1.0), np.tanh(np.arange(10.0)))
+    raw = np.zeros(81, np.uint8)[1:].view(np.float64)   # misaligned data pointer
+    raw[:] = np.arange(10.0)
+    np.testing.assert_allclose(k(raw, 1.0), np.tanh(np.arange(10.0)))
