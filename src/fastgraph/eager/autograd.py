@@ -1,8 +1,8 @@
 """``backward()`` and ``fg.autograd.grad``: the Python policy around the Cython tape walker.
 
-The walker (:func:`fastgraph._tape.walk`) owns the order; this module owns what happens at each
-step: calling an op's VJP rule on arrays (or on Tensors when ``create_graph=True``), summing the
-result back to the input's broadcast shape and dtype, hooks, and accumulation into ``.grad``.
+The walker (:func:`fastgraph._tape.walk`) owns the order and calls each op's VJP rules (on arrays,
+or on Tensors when ``create_graph=True``); this module owns the user-facing policy: seeds, hooks,
+``retain_grad``, accumulation into ``.grad``, and the ``fg.autograd.grad`` capture mode.
 """
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import numpy as np
 
 from .. import ops as F
 from .._tape import TapeNode, walk
-from ..ops._registry import ZERO
 from . import grad_mode as _gm
 from .tensor import Tensor
 
@@ -21,37 +20,8 @@ __all__ = ["backward", "grad"]
 _ndarray = np.ndarray
 
 
-def _values(inputs: tuple) -> tuple:
-    return tuple(a._data if type(a) is Tensor else a for a in inputs)
-
-
 class _Engine:
-    """Per-step policy the walker calls back into."""
-
-    @staticmethod
-    def vjp(node: TapeNode, i: int, g, create_graph: bool):
-        op = node.op
-        rule = op.vjps[i]
-        x = node.inputs[i]
-        if create_graph:
-            args = node.inputs
-            ans = Tensor(node.ans, False, node)
-        else:
-            args = _values(node.inputs)
-            ans = node.ans
-            x = args[i]
-        if rule is ZERO:
-            gi = np.zeros(np.shape(x), dtype=_float_dtype(x))
-            return Tensor(gi) if create_graph else gi
-        attrs = node.attrs
-        gi = rule(g, ans, *args, **attrs) if attrs else rule(g, ans, *args)
-        # the engine, not each rule, undoes broadcasting and restores the input's dtype
-        if gi.shape != x.shape:
-            gi = F.sum_to_like(gi, x)
-        xdt = x.dtype
-        if gi.dtype != xdt:
-            gi = F.astype(gi, xdt)
-        return gi
+    """The policy the walker calls back into at the ends of the graph."""
 
     @staticmethod
     def deliver(leaf: Tensor, g, create_graph: bool) -> None:
@@ -68,11 +38,6 @@ class _Engine:
             if t is not None:
                 _accumulate_grad(t, g, create_graph)
         return g
-
-
-def _float_dtype(x):
-    dt = np.result_type(x)
-    return dt if dt.kind == "f" else np.float64
 
 
 def _run_hooks(hooks, g, create_graph):

@@ -1,7 +1,7 @@
 """The eager ``Tensor``: an ndarray plus what ``backward()`` needs (PyTorch semantics).
 
-Recording (:func:`_record`) is the whole of eager mode's forward cost: run the op's NumPy forward,
-and, when some input requires grad, attach one :class:`~fastgraph._tape.TapeNode`.
+Recording (:func:`fastgraph._tape.record`, compiled) is the whole of eager mode's forward cost: run
+the op's NumPy forward and, when some input requires grad, attach one ``TapeNode``.
 0-d results are kept as NumPy scalars internally (scalar arithmetic is ~7x cheaper than 0-d array
 arithmetic); ``Tensor.data`` always hands out an ndarray.
 """
@@ -13,8 +13,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import ops as F
-from .._tape import TapeNode
-from ..ops._registry import apply, register_kind
+from .. import _tape
+from .._tape import TapeNode, TensorBase, apply
 from . import grad_mode as _gm
 
 __all__ = ["Tensor", "tensor"]
@@ -23,7 +23,7 @@ _ndarray = np.ndarray
 _generic = np.generic
 
 
-class Tensor:
+class Tensor(TensorBase):
     """An eager array that records operations for reverse-mode differentiation.
 
         >>> x = fg.tensor(1.0, requires_grad=True)
@@ -31,16 +31,9 @@ class Tensor:
         tensor(2.)
     """
 
-    __slots__ = ("_data", "grad", "_requires_grad", "grad_fn", "_hooks", "_retains", "__weakref__")
+    # fields (_data, grad, grad_fn, _requires_grad, _hooks, _retains) live in the compiled base
+    __slots__ = ()
     __array_priority__ = 1000
-
-    def __init__(self, data: Any, requires_grad: bool = False, grad_fn: TapeNode | None = None):
-        self._data = data
-        self.grad = None
-        self._requires_grad = requires_grad or grad_fn is not None
-        self.grad_fn = grad_fn
-        self._hooks = None
-        self._retains = False
 
     # ---- data and metadata ----------------------------------------------------------------
     @property
@@ -209,22 +202,13 @@ class Tensor:
         from .numpy_protocols import array_function
         return array_function(func, types, args, kwargs)
 
-    # ---- operators --------------------------------------------------------------------------
-    def __add__(self, other): return apply(_ADD, (self, other), None)
-    def __radd__(self, other): return apply(_ADD, (other, self), None)
-    def __sub__(self, other): return apply(_SUB, (self, other), None)
-    def __rsub__(self, other): return apply(_SUB, (other, self), None)
-    def __mul__(self, other): return apply(_MUL, (self, other), None)
-    def __rmul__(self, other): return apply(_MUL, (other, self), None)
-    def __truediv__(self, other): return apply(_DIV, (self, other), None)
-    def __rtruediv__(self, other): return apply(_DIV, (other, self), None)
+    # ---- operators (+ - * / and unary - are compiled in TensorBase) -------------------------
     def __floordiv__(self, other): return F.floor_divide(self, other)
     def __rfloordiv__(self, other): return F.floor_divide(other, self)
     def __pow__(self, other): return F.power(self, other)
     def __rpow__(self, other): return F.power(other, self)
     def __matmul__(self, other): return F.matmul(self, other)
     def __rmatmul__(self, other): return F.matmul(other, self)
-    def __neg__(self): return apply(_NEG, (self,), None)
     def __pos__(self): return self
     def __abs__(self): return F.abs(self)
     def __lt__(self, other): return F.less(self, other)
@@ -313,41 +297,6 @@ class Tensor:
     def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
 
 
-_ADD, _SUB, _MUL, _DIV, _NEG = (F.REGISTRY[n] for n in
-                                ("add", "subtract", "multiply", "divide", "negative"))
-_TensorType = Tensor
-
-
-def _record(op, args: tuple, attrs):
-    """The eager applier: run ``op`` on the values of ``args``; record it if a gradient is needed."""
-    values = []
-    parents = []
-    needs_grad = False
-    vjps = op.vjps
-    i = -1
-    for a in args:
-        i += 1
-        if type(a) is _TensorType:
-            values.append(a._data)
-            if a._requires_grad and vjps[i] is not None:
-                needs_grad = True
-                parents.append(a.grad_fn if a.grad_fn is not None else a)
-            else:
-                parents.append(None)
-        else:
-            values.append(a)
-            parents.append(None)
-    try:
-        out = op.forward(*values, **attrs) if attrs else op.forward(*values)
-    except Exception as e:  # name the op and the operands, as users expect
-        raise _op_error(op, values, e) from e
-    if type(out) is not _ndarray and not isinstance(out, _generic):
-        out = np.asarray(out)
-    if needs_grad and _gm._enabled and op.differentiable:
-        return _TensorType(out, False, TapeNode(op, args, attrs, out, tuple(parents)))
-    return _TensorType(out)
-
-
 def _op_error(op, values, e):
     shapes = ", ".join(str(np.shape(v)) for v in values)
     dtypes = ", ".join(str(np.result_type(v)) if not isinstance(v, (list, tuple)) else "seq"
@@ -359,7 +308,7 @@ def _op_error(op, values, e):
         if isinstance(e, (ValueError, TypeError, IndexError, np.linalg.LinAlgError)) else e
 
 
-register_kind(Tensor, _record, priority=1)
+_tape.configure(Tensor, _gm, F.ZERO, F.sum_to_like, F.astype, _op_error, F.REGISTRY)
 
 _SUPPORTED_KINDS = "biuf"
 

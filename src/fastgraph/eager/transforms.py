@@ -27,6 +27,13 @@ def _is_traced(x) -> bool:
     return isinstance(x, Tensor) and x.requires_grad
 
 
+def _has_node(args) -> bool:
+    """Whether any argument is a static graph ``Node`` (the transforms then differentiate
+    symbolically with ``fg.gradients``)."""
+    from ..static.node import NODE_TYPES
+    return any(type(a) in NODE_TYPES for a in args)
+
+
 def _watch(x):
     """A tensor to differentiate with respect to: connected to ``x`` if ``x`` is being traced."""
     if _is_traced(x):
@@ -77,6 +84,9 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False) -> Callable:
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args))
+        if _has_node(args):  # called while tracing a static graph (fg.function): symbolic
+            from ..static.function import static_value_and_grad
+            return static_value_and_grad(fun, args, kwargs, nums, single, has_aux)
         nested = any(_is_traced(args[i]) for i in nums)
         args = list(args)
         with _gm.enable_grad():

@@ -75,45 +75,14 @@ def defop(name: str, forward: Callable, *vjps, shape: Callable | None = None,
     return op
 
 
-# Engines register the classes they own and the function that applies an op to them.
-# Checked in order: the static Node kind first, so mixing Node and Tensor reaches the static
-# engine, which raises a clear TypeError.
-_KINDS: list[tuple[type, Callable]] = []
-_KIND_TYPES: dict[type, Callable] = {}
+# The dispatcher is compiled (every operation goes through it): see fastgraph._tape.apply.
+from .._tape import apply  # noqa: E402
+from .._tape import register_kind as _register_kind  # noqa: E402
 
 
-def register_kind(cls: type, applier: Callable, priority: int) -> None:
-    """Route ops whose arguments include ``cls`` instances to ``applier(op, args, attrs)``."""
-    _KINDS.append((priority, cls, applier))  # type: ignore[arg-type]
-    _KINDS.sort(key=lambda t: -t[0])  # type: ignore[index]
-    _KIND_TYPES.clear()
-    for _, c, a in _KINDS:  # type: ignore[misc]
-        _KIND_TYPES[c] = a
-
-
-def apply(op: OpDef, args: tuple, attrs: dict[str, Any]) -> Any:
-    """Run ``op`` on ``args``: NumPy for plain values, else the engine of the richest kind."""
-    best = None
-    best_rank = -1
-    kinds = _KIND_TYPES
-    for a in args:
-        applier = kinds.get(type(a))
-        if applier is not None:
-            if best is None:
-                best = applier
-            elif applier is not best:
-                best = _richest(args)
-                break
-    if best is None:
-        if attrs:
-            return op.forward(*args, **attrs)
-        return op.forward(*args)
-    return best(op, args, attrs)
-
-
-def _richest(args: tuple) -> Callable:
-    present = {type(a) for a in args}
-    for _, cls, applier in _KINDS:  # type: ignore[misc]
-        if cls in present:
-            return applier
-    raise AssertionError("unreachable")
+def register_kind(cls: type, applier: Callable) -> None:
+    """Route ops whose arguments include an instance of exactly ``cls`` to
+    ``applier(op, args, attrs)`` (``attrs`` is a dict or ``None``).  The eager Tensor needs no
+    registration; every other kind (the static graph's ``Node`` and its subclasses) does, and it
+    takes precedence over Tensors so that mixing the two reaches an engine that can say so."""
+    _register_kind(cls, applier)
