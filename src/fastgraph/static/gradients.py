@@ -1,0 +1,116 @@
+"""``fg.gradients``: symbolic reverse-mode differentiation with the registry's VJP rules.
+
+The VJP rules are written with ``fg`` operations, so applied to Nodes they build gradient nodes
+(which can be differentiated again).  The walk is iterative: node ids grow in creation order and
+inputs always exist before their consumers, so decreasing id is a reverse topological order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops as F
+from ..ops._registry import ZERO
+from .node import NODE_TYPES, as_node
+
+__all__ = ["gradients"]
+
+
+def _as_list(v):
+    if isinstance(v, (list, tuple)):
+        return list(v), True
+    return [v], False
+
+
+def _same_shape(a, b) -> bool:
+    return a is not None and b is not None and None not in a and tuple(a) == tuple(b)
+
+
+def gradients(ys, xs, grad_ys=None):
+    """Symbolic ``sum(ys)`` gradients with respect to each of ``xs`` (``None`` if unconnected).
+
+        >>> z = x * y; gx, gy = fg.gradients(z, [x, y])
+    """
+    ys, _ = _as_list(ys)
+    xs, xs_list = _as_list(xs)
+    for n in ys + xs:
+        if type(n) not in NODE_TYPES:
+            raise TypeError(f"gradients: expected graph Nodes, got {type(n).__name__}")
+    graph = ys[0].graph
+    for n in ys + xs:
+        if n.graph is not graph:
+            raise ValueError(f"gradients: node {n.name!r} belongs to another graph")
+    if grad_ys is None:
+        grad_ys = [None] * len(ys)
+    else:
+        grad_ys, _ = _as_list(grad_ys)
+        if len(grad_ys) != len(ys):
+            raise ValueError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
+
+    # the nodes ys depend on (iterative walk)
+    seen = set()
+    stack = [y for y in ys]
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        if n.kind == "op":
+            stack.extend(n.inputs)
+    order = sorted(seen)
+    nodes = graph.nodes
+    # which of them depend on some x
+    xset = {x.id for x in xs}
+    dep = set()
+    for i in order:
+        n = nodes[i]
+        if i in xset or (n.kind == "op" and n.op.differentiable
+                         and any(p.id in dep for p in n.inputs)):
+            dep.add(i)
+
+    contribs: dict = {}
+    for y, gy in zip(ys, grad_ys):
+        if y.id not in dep or y.dtype.kind not in "fc":
+            continue
+        if gy is None:
+            if y.shape is not None and None not in y.shape:
+                gy = as_node(np.ones(y.shape, dtype=y.dtype), graph)
+            else:
+                gy = F.broadcast_like(as_node(np.ones((), y.dtype), graph), y)
+        else:
+            gy = as_node(gy, graph)
+        contribs.setdefault(y.id, []).append(gy)
+
+    grads: dict = {}
+    for i in reversed(order):
+        if i not in dep:
+            continue
+        cs = contribs.pop(i, None)
+        if cs is None:
+            continue
+        g = cs[0]
+        for c in cs[1:]:
+            g = g + c
+        n = nodes[i]
+        if i in xset:
+            grads[i] = g
+        if n.kind != "op" or not n.op.differentiable:
+            continue
+        attrs = n.attrs or {}
+        vjps = n.op.vjps
+        for k, inp in enumerate(n.inputs):
+            if inp.id not in dep or inp.dtype.kind not in "fc":
+                continue
+            rule = vjps[k]
+            if rule is None or rule is ZERO:
+                continue
+            c = rule(g, n, *n.inputs, **attrs)
+            if c is None or c is ZERO:
+                continue
+            c = as_node(c, graph)
+            if not _same_shape(c.shape, inp.shape):
+                c = F.sum_to_like(c, inp)
+            if c.dtype != inp.dtype:
+                c = F.astype(c, inp.dtype)
+            contribs.setdefault(inp.id, []).append(c)
+    out = [grads.get(x.id) for x in xs]
+    return out if xs_list else out

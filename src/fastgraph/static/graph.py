@@ -1,0 +1,119 @@
+"""``Graph``: the container of static nodes; default-graph stack, names and name scopes."""
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+
+__all__ = ["Graph", "get_default_graph", "reset_default_graph", "name_scope"]
+
+_VALID = re.compile(r"[A-Za-z0-9_.\-/]+$")
+
+
+class Graph:
+    """A static computation graph (TensorFlow 1 style).
+
+        >>> g = fg.Graph()
+        >>> with g.as_default():
+        ...     x = fg.placeholder(fg.float64, ())
+    """
+
+    def __init__(self):
+        self.nodes: list = []          # every node, in creation (= topological) order
+        self.variables: list = []      # every Variable, index = its slot in a Session's store
+        self._trainable: list = []
+        self._by_name: dict = {}
+        self._name_counts: dict = {}
+        self._cons: dict = {}          # hash-consing: (op, input ids, attrs key) -> node
+        self._scope = ""
+        self._version = 0
+
+    # ---- naming -------------------------------------------------------------------------
+    def unique_name(self, base: str, scoped: bool = True) -> str:
+        if scoped and self._scope:
+            base = self._scope + base
+        names = self._by_name
+        if base not in names:
+            return base
+        counts = self._name_counts
+        i = counts.get(base, 0)
+        while True:
+            i += 1
+            cand = f"{base}_{i}"
+            if cand not in names:
+                counts[base] = i
+                return cand
+
+    def _add(self, node) -> None:
+        node.id = len(self.nodes)
+        self.nodes.append(node)
+        self._by_name[node.name] = node
+
+    def get(self, name: str):
+        """The node called ``name`` (``KeyError`` if none)."""
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"the graph has no node named {name!r}") from None
+
+    def get_operations(self) -> list:
+        return list(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @contextlib.contextmanager
+    def as_default(self):
+        """Make this the default graph inside the ``with`` block."""
+        _stack().append(self)
+        try:
+            yield self
+        finally:
+            _stack().pop()
+
+    @contextlib.contextmanager
+    def name_scope(self, name: str):
+        if not name:
+            yield self._scope
+            return
+        if not _VALID.match(name):
+            raise ValueError(f"name_scope: invalid scope name {name!r}")
+        old = self._scope
+        self._scope = old + name.rstrip("/") + "/"
+        try:
+            yield self._scope
+        finally:
+            self._scope = old
+
+    def __repr__(self) -> str:
+        return f"<fastgraph.Graph with {len(self.nodes)} nodes>"
+
+
+_local = threading.local()
+_global_default = [Graph()]
+
+
+def _stack() -> list:
+    s = getattr(_local, "stack", None)
+    if s is None:
+        s = _local.stack = []
+    return s
+
+
+def get_default_graph() -> Graph:
+    """The graph new nodes go into (the innermost ``as_default()``, else the global one)."""
+    s = _stack()
+    return s[-1] if s else _global_default[0]
+
+
+def reset_default_graph() -> None:
+    """Replace the global default graph by an empty one (not allowed inside ``as_default()``)."""
+    if _stack():
+        raise AssertionError("reset_default_graph: do not call inside a `with graph.as_default()` "
+                             "block")
+    _global_default[0] = Graph()
+
+
+def name_scope(name: str):
+    """Prefix the names of nodes built inside with ``name/`` (nestable)."""
+    return get_default_graph().name_scope(name)

@@ -1,0 +1,412 @@
+"""``Node``: a symbolic value in a static :class:`~fastgraph.static.graph.Graph`.
+
+Operations reach the static engine through :func:`static_apply` (registered with the op registry
+for ``Node`` and its subclasses, priority 2).  It converts plain arguments to constant nodes
+(Python scalars stay *weak*, as in NumPy 2: ``float32_node * 2.0`` is float32), infers the static
+shape with the op's shape rule and the dtype by running the NumPy forward on tiny dummies (cached),
+and hash-conses ``(op, inputs, attrs)`` so that building the same expression twice gives the same
+node.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops as F
+from ..ops._registry import OpDef, apply, register_kind
+from .graph import Graph, get_default_graph
+
+__all__ = ["Node", "static_apply", "as_node", "attrs_key", "NODE_TYPES"]
+
+_ndarray = np.ndarray
+
+
+def _pseudo(name: str) -> OpDef:
+    """Graph-only operations (sources, state): not in the registry, never run by NumPy."""
+    return OpDef(name, None, (), None, False, None, False, False)
+
+
+PLACEHOLDER = _pseudo("Placeholder")
+CONST = _pseudo("Const")
+VARIABLE = _pseudo("Variable")
+ASSIGN = _pseudo("Assign")
+GROUP = _pseudo("NoOp")
+
+
+class Node:
+    """A symbolic value: ``name op inputs shape dtype graph`` (+ ``attrs``).
+
+    Supports every ``fg`` operation, the arithmetic/comparison operators, indexing and the
+    method forms (``x.sum(axis=0)``), exactly as the eager ``Tensor`` does.
+    """
+
+    __slots__ = ("name", "op", "inputs", "attrs", "shape", "dtype", "graph", "id", "kind",
+                 "value", "weak", "is_operation", "__weakref__")
+    __array_ufunc__ = None          # ndarray <op> Node -> Node.__r<op>__
+    __array_priority__ = 2000
+
+    def __init__(self, graph: Graph, op: OpDef, inputs: tuple, attrs, shape, dtype, name: str,
+                 kind: str = "op", value=None, weak: bool = False, is_operation: bool = False):
+        self.graph = graph
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        self.shape = shape
+        self.dtype = dtype
+        self.name = name
+        self.kind = kind
+        self.value = value
+        self.weak = weak
+        self.is_operation = is_operation
+        graph._add(self)
+
+    # ---- metadata ---------------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        if self.shape is None:
+            raise ValueError(f"node {self.name!r} has an unknown rank")
+        return len(self.shape)
+
+    @property
+    def size(self):
+        if self.shape is None or None in self.shape:
+            return None
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def T(self):
+        return F.transpose(self)
+
+    def get_shape(self):
+        return self.shape
+
+    def __repr__(self) -> str:
+        shape = "<unknown>" if self.shape is None else tuple(self.shape)
+        dt = "" if self.dtype is None else f" dtype={self.dtype}"
+        return f"<fg.Node {self.name!r} op={self.op.name} shape={shape}{dt}>"
+
+    __str__ = __repr__
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError(f"the truth value of a symbolic Node ({self.name!r}) is not defined; "
+                        f"use fg.where or run it in a Session")
+
+    def __len__(self) -> int:
+        if not self.shape or self.shape[0] is None:
+            raise TypeError(f"len() of node {self.name!r} with shape {self.shape} is not known")
+        return self.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def eval(self, feed_dict=None, session=None):
+        """Run this node in ``session`` (TensorFlow's ``Tensor.eval``)."""
+        if session is None:
+            raise ValueError("eval() needs session=...")
+        return session.run(self, feed_dict)
+
+    def _fg_index_value(self):
+        raise IndexError(f"a symbolic Node ({self.name!r}) cannot be used as an index")
+
+    # ---- state helpers (defined for Variables; here so every node gives a clear error) -------
+    def astype(self, dtype):
+        return F.astype(self, dtype)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return F.transpose(self, axes or None)
+
+
+_ADD, _SUB, _MUL, _DIV, _NEG = (F.REGISTRY[n] for n in
+                                ("add", "subtract", "multiply", "divide", "negative"))
+
+
+class _NodeOps:
+    """Operators and method forms (mirroring the eager ``Tensor``'s list)."""
+
+    def __add__(self, other): return apply(_ADD, (self, other), None)
+    def __radd__(self, other): return apply(_ADD, (other, self), None)
+    def __sub__(self, other): return apply(_SUB, (self, other), None)
+    def __rsub__(self, other): return apply(_SUB, (other, self), None)
+    def __mul__(self, other): return apply(_MUL, (self, other), None)
+    def __rmul__(self, other): return apply(_MUL, (other, self), None)
+    def __truediv__(self, other): return apply(_DIV, (self, other), None)
+    def __rtruediv__(self, other): return apply(_DIV, (other, self), None)
+    def __floordiv__(self, other): return F.floor_divide(self, other)
+    def __rfloordiv__(self, other): return F.floor_divide(other, self)
+    def __pow__(self, other): return F.power(self, other)
+    def __rpow__(self, other): return F.power(other, self)
+    def __matmul__(self, other): return F.matmul(self, other)
+    def __rmatmul__(self, other): return F.matmul(other, self)
+    def __neg__(self): return apply(_NEG, (self,), None)
+    def __pos__(self): return self
+    def __abs__(self): return F.abs(self)
+    def __lt__(self, other): return F.less(self, other)
+    def __le__(self, other): return F.less_equal(self, other)
+    def __gt__(self, other): return F.greater(self, other)
+    def __ge__(self, other): return F.greater_equal(self, other)
+    def __eq__(self, other): return F.equal(self, other)  # type: ignore[override]
+    def __ne__(self, other): return F.not_equal(self, other)  # type: ignore[override]
+    def __and__(self, other): return F.logical_and(self, other)
+    def __or__(self, other): return F.logical_or(self, other)
+    def __invert__(self): return F.logical_not(self)
+    def __getitem__(self, index): return F.getitem(self, index)
+
+    def sum(self, axis=None, keepdims=False): return F.sum(self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return F.mean(self, axis, keepdims)
+    def prod(self, axis=None, keepdims=False): return F.prod(self, axis, keepdims)
+    def max(self, axis=None, keepdims=False): return F.max(self, axis, keepdims)
+    def min(self, axis=None, keepdims=False): return F.min(self, axis, keepdims)
+    def var(self, axis=None, keepdims=False, ddof=0): return F.var(self, axis, keepdims, ddof)
+    def std(self, axis=None, keepdims=False, ddof=0): return F.std(self, axis, keepdims, ddof)
+    def logsumexp(self, axis=None, keepdims=False): return F.logsumexp(self, axis, keepdims)
+    def reshape(self, *shape): return F.reshape(self, *shape)
+    def swapaxes(self, a, b): return F.swapaxes(self, a, b)
+    def squeeze(self, axis=None): return F.squeeze(self, axis)
+    def expand_dims(self, axis): return F.expand_dims(self, axis)
+    def ravel(self): return F.ravel(self)
+    def flatten(self): return F.ravel(self)
+    def clip(self, a_min=None, a_max=None): return F.clip(self, a_min, a_max)
+    def dot(self, other): return F.dot(self, other)
+    def exp(self): return F.exp(self)
+    def expm1(self): return F.expm1(self)
+    def log(self): return F.log(self)
+    def log1p(self): return F.log1p(self)
+    def sqrt(self): return F.sqrt(self)
+    def square(self): return F.square(self)
+    def reciprocal(self): return F.reciprocal(self)
+    def sin(self): return F.sin(self)
+    def cos(self): return F.cos(self)
+    def tan(self): return F.tan(self)
+    def tanh(self): return F.tanh(self)
+    def sinh(self): return F.sinh(self)
+    def cosh(self): return F.cosh(self)
+    def arctan(self): return F.arctan(self)
+    def sigmoid(self): return F.sigmoid(self)
+    def relu(self): return F.relu(self)
+    def softplus(self): return F.softplus(self)
+    def abs(self): return F.abs(self)
+    def sign(self): return F.sign(self)
+    def floor(self): return F.floor(self)
+    def ceil(self): return F.ceil(self)
+    def softmax(self, axis=-1): return F.softmax(self, axis)
+    def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
+
+
+for _n, _f in list(_NodeOps.__dict__.items()):
+    if callable(_f) and not _n.startswith("__dict") and _n not in ("__module__", "__doc__"):
+        setattr(Node, _n, _f)
+del _n, _f
+NODE_TYPES: set = {Node}
+
+
+# ---- attribute keys (hash-consing) ----------------------------------------------------------
+def _key(v):
+    t = type(v)
+    if t is int or t is str or v is None or t is bool:
+        return (t, v)
+    if t is float:
+        return (t, repr(v))
+    if t is tuple or t is list:
+        return (t, tuple(_key(e) for e in v))
+    if t is slice:
+        return (slice, _key(v.start), _key(v.stop), _key(v.step))
+    if isinstance(v, _ndarray):
+        return ("nd", v.dtype.str, v.shape, v.tobytes())
+    if isinstance(v, np.dtype):
+        return ("dt", v.str)
+    if isinstance(v, np.generic):
+        return ("sc", v.dtype.str, v.tobytes())
+    if v is Ellipsis:
+        return ("...",)
+    if isinstance(v, type):
+        return ("type", v.__module__, v.__qualname__)
+    try:
+        hash(v)
+        return (t, v)
+    except TypeError:
+        return ("id", id(v))
+
+
+def attrs_key(attrs):
+    if not attrs:
+        return None
+    return tuple((k, _key(v)) for k, v in attrs.items())
+
+
+# ---- constants ------------------------------------------------------------------------------
+_PY_SCALARS = (bool, int, float)
+_SMALL = 1024
+
+
+def _normalize_value(arr: np.ndarray):
+    """0-d values are kept as NumPy scalars (cheap arithmetic)."""
+    return arr[()] if arr.ndim == 0 else arr
+
+
+def implicit_constant(graph: Graph, value):
+    """A constant node for a plain argument (hash-consed; Python scalars stay weak)."""
+    t = type(value)
+    if t in _PY_SCALARS:
+        key = ("const", t, repr(value))
+        node = graph._cons.get(key)
+        if node is None:
+            dtype = np.result_type(value)
+            node = Node(graph, CONST, (), None, (), dtype, graph.unique_name("Const", False),
+                        kind="const", value=value, weak=True)
+            graph._cons[key] = node
+        return node
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"cannot use a value of dtype {arr.dtype} ({t.__name__}) in a graph")
+    key = None
+    if arr.size <= _SMALL:
+        key = ("const", arr.dtype.str, arr.shape, arr.tobytes())
+        node = graph._cons.get(key)
+        if node is not None:
+            return node
+    if isinstance(value, _ndarray) and arr is value:
+        arr = arr.copy()  # the graph must not change when the caller's array does
+    arr.flags.writeable = False
+    node = Node(graph, CONST, (), None, arr.shape, arr.dtype, graph.unique_name("Const", False),
+                kind="const", value=_normalize_value(arr))
+    if key is not None:
+        graph._cons[key] = node
+    return node
+
+
+def as_node(value, graph: Graph | None = None, dtype=None):
+    """``value`` as a node of ``graph`` (Nodes pass through, after a same-graph check)."""
+    if type(value) in NODE_TYPES:
+        if graph is not None and value.graph is not graph:
+            raise ValueError(f"node {value.name!r} belongs to another graph")
+        if dtype is not None and value.dtype != np.dtype(dtype):
+            return F.astype(value, dtype)
+        return value
+    _reject_tensor(value)
+    g = graph or get_default_graph()
+    if dtype is not None:
+        return implicit_constant(g, np.asarray(value, dtype=dtype))
+    return implicit_constant(g, value)
+
+
+def _reject_tensor(a):
+    from ..eager.tensor import Tensor
+    if isinstance(a, Tensor):
+        raise TypeError("cannot mix an eager fg.Tensor with symbolic graph Nodes in one "
+                        "operation; use fg.constant(t.data) or a placeholder")
+
+
+# ---- dtype inference --------------------------------------------------------------------------
+_DTYPE_CACHE: dict = {}
+_PROBE = {float: 1.0, int: 1, bool: True}
+
+
+def _dummy(node, shape_mode):
+    if node.weak:
+        return _PROBE[type(node.value)]
+    dt = node.dtype
+    if shape_mode is None or node.shape is None:
+        shape = ()
+    else:
+        shape = tuple(shape_mode if d is None else d for d in node.shape)
+    if node.kind == "const" and node.shape == shape and (shape == () or
+                                                         np.prod(shape) <= _SMALL):
+        return node.value
+    if dt.kind == "f":
+        return np.ones(shape, dt)
+    return np.zeros(shape, dt)
+
+
+def _infer_dtype(op: OpDef, inputs, attrs, akey):
+    elementwise = op.elementwise
+    key = (op.name, tuple((type(n.value) if n.weak else n.dtype) for n in inputs), akey,
+           None if elementwise else tuple(n.shape for n in inputs))
+    dt = _DTYPE_CACHE.get(key)
+    if dt is not None:
+        return dt
+    dt = None
+    with np.errstate(all="ignore"):
+        for mode in ((None,) if elementwise else (1, 2)):
+            try:
+                vals = [_dummy(n, mode) for n in inputs]
+                out = op.forward(*vals, **attrs) if attrs else op.forward(*vals)
+                dt = np.result_type(out)
+                break
+            except Exception:
+                continue
+    if dt is None:
+        dt = np.result_type(*[n.dtype for n in inputs]) if inputs else np.dtype(np.float64)
+    _DTYPE_CACHE[key] = dt
+    return dt
+
+
+def _probe_shape(op, inputs, attrs):
+    results = []
+    with np.errstate(all="ignore"):
+        for mode in (2, 3):
+            vals = [_dummy(n, mode) for n in inputs]
+            try:
+                results.append(np.shape(op.forward(*vals, **(attrs or {}))))
+            except Exception as e:
+                if all(n.shape is not None and None not in n.shape for n in inputs):
+                    raise ValueError(f"{op.name}: {e} (input shapes "
+                                     f"{' '.join(str(n.shape) for n in inputs)})") from None
+                return None
+    a, b = results
+    if len(a) != len(b):
+        return None
+    return tuple(d if d == e else None for d, e in zip(a, b))
+
+
+# ---- the static applier ------------------------------------------------------------------------
+def static_apply(op: OpDef, args: tuple, attrs):
+    graph = None
+    for a in args:
+        if type(a) in NODE_TYPES:
+            if graph is None:
+                graph = a.graph
+            elif a.graph is not graph:
+                raise ValueError(f"{op.name}: cannot combine nodes of two different graphs "
+                                 f"({a.name!r} is from another graph)")
+    inputs = []
+    for a in args:
+        if type(a) in NODE_TYPES:
+            inputs.append(a)
+        else:
+            _reject_tensor(a)
+            inputs.append(implicit_constant(graph, a))
+    inputs = tuple(inputs)
+    if not attrs:
+        attrs = None
+    akey = attrs_key(attrs)
+    cons_key = (op.name, tuple(n.id for n in inputs), akey)
+    node = graph._cons.get(cons_key)
+    if node is not None:
+        return node
+    shapes = [n.shape for n in inputs]
+    if any(s is None for s in shapes):
+        shape = None
+    elif op.shape is not None:
+        shape = op.shape(shapes, **attrs) if attrs else op.shape(shapes)
+        shape = tuple(shape)
+    else:
+        shape = _probe_shape(op, inputs, attrs)
+    dtype = _infer_dtype(op, inputs, attrs or {}, akey)
+    node = Node(graph, op, inputs, attrs, shape, dtype, graph.unique_name(op.name))
+    graph._cons[cons_key] = node
+    return node
+
+
+def register_node_type(cls) -> None:
+    """Route ops on ``cls`` (lookup is by exact type) to :func:`static_apply`."""
+    NODE_TYPES.add(cls)
+    import inspect
+    if "priority" in inspect.signature(register_kind).parameters:
+        register_kind(cls, static_apply, priority=2)
+    else:
+        register_kind(cls, static_apply)
+
+
+register_node_type(Node)

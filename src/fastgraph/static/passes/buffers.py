@@ -1,0 +1,107 @@
+"""``buffers``: liveness-based buffer planning.
+
+Every ufunc step whose result has a known, non-empty array shape and does not escape (it is not
+fetched, not committed to a variable, and no fetched/committed value may be a view of it) gets a
+preallocated buffer, written with ``out=``.  A buffer returns to the pool (keyed by shape and
+dtype) after the last step that reads its value -- or any value that may be a view of it (every
+non-ufunc step is assumed to possibly return a view of its inputs).  Values handed to the user
+never live in a plan buffer, so a later run cannot overwrite them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..plan import known
+
+INF = 1 << 62
+
+
+_UFUNC_NAMES = ("add subtract multiply divide power maximum minimum negative abs square sqrt "
+                "reciprocal exp expm1 log log1p sin cos tan tanh sinh cosh arctan sign floor "
+                "ceil").split()
+UFUNCS = {n: getattr(np, n) for n in _UFUNC_NAMES}
+try:
+    import scipy.special as _sp
+    UFUNCS.update(sigmoid=_sp.expit, erf=_sp.erf, erfc=_sp.erfc)
+except ImportError:  # pragma: no cover
+    pass
+
+
+def ufunc_of(p):
+    """The NumPy ufunc computing step ``p`` elementwise into a fresh array (or ``None``): a
+    float op of the table above whose inputs all share its dtype (so ``out=`` is exact)."""
+    if p.kind != "op" or p.attrs:
+        return None
+    u = UFUNCS.get(p.op.name)
+    if u is None or p.dtype is None or p.dtype.kind != "f":
+        return None
+    dt = p.dtype
+    for q in p.inputs:
+        if not q.weak and q.dtype != dt:
+            return None
+    return u
+
+
+def is_ufunc_step(p) -> bool:
+    return ufunc_of(p) is not None
+
+
+def live_order(ir):
+    live = set()
+    stack = [p for p in ir.outputs if p is not None]
+    while stack:
+        p = stack.pop()
+        if id(p) in live:
+            continue
+        live.add(id(p))
+        if p.kind != "feed" or p.inputs:
+            stack.extend(p.inputs)
+    return [p for p in ir.order if id(p) in live]
+
+
+def buffers(ir, ctx) -> None:
+    order = live_order(ir)
+    pos = {id(p): i for i, p in enumerate(order)}
+    n = len(order)
+    last = [-1] * n
+    for i, p in enumerate(order):
+        for q in p.inputs:
+            j = pos[id(q)]
+            if last[j] < i:
+                last[j] = i
+    for o in ir.outputs:
+        if o is not None:
+            last[pos[id(o)]] = INF
+    for p in order:
+        if p.kind == "assign":
+            last[pos[id(p.inputs[0])]] = INF
+    for i in range(n - 1, -1, -1):
+        p = order[i]
+        if p.kind in ("op", "call", "proj", "assign") and not is_ufunc_step(p):
+            li = last[i]
+            for q in p.inputs:
+                j = pos[id(q)]
+                if last[j] < li:
+                    last[j] = li
+    pool: dict = {}
+    dies: dict = {}
+    specs = []
+    for i, p in enumerate(order):
+        for h in dies.pop(i, ()):
+            pool.setdefault((h.shape, h.dtype), []).append(h.buf)
+        p.buf = -1
+        if (last[i] != INF and is_ufunc_step(p) and known(p.shape) and len(p.shape) >= 1
+                and 0 not in p.shape):
+            key = (tuple(p.shape), p.dtype)
+            free = pool.get(key)
+            if free:
+                p.buf = free.pop()
+            else:
+                p.buf = len(specs)
+                specs.append(key)
+            if last[i] >= 0:
+                dies.setdefault(last[i], []).append(p)
+    ir.buffer_specs = specs
+    users = sum(1 for p in order if p.buf >= 0)
+    total = sum(int(np.prod(s)) * d.itemsize for s, d in specs)
+    ctx.note("buffers", f"{len(specs)} buffer(s) ({total} bytes) shared by {users} step(s)")

@@ -1,0 +1,79 @@
+"""``simplify``: algebraic identities that never change a result's value, shape or dtype.
+
+``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x ** 1``, ``-(-x)``,
+``log(exp(x))``, ``identity(x)``, and casts/reshapes/broadcasts/sum-backs to the same shape and dtype
+all become ``x`` -- only where the concrete shapes and dtypes prove the result unchanged.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..plan import known
+
+
+def _is_const(q, c) -> bool:
+    if q.kind != "const":
+        return False
+    v = q.value
+    try:
+        if np.size(v) > 64:
+            return False
+        return bool(np.all(np.asarray(v) == c))
+    except Exception:
+        return False
+
+
+_RIGHT_UNIT = {"add": 0, "subtract": 0, "multiply": 1, "divide": 1, "power": 1}
+_LEFT_UNIT = {"add": 0, "multiply": 1}
+_SAME = {"identity", "astype", "reshape", "reshape_like", "broadcast_to", "broadcast_like",
+         "sum_to_like", "expand_dims", "squeeze"}
+
+
+def _same(p, x) -> bool:
+    return (not x.weak and x.kind != "feed_placeholder" and known(p.shape)
+            and tuple(p.shape) == tuple(x.shape or ()) and known(x.shape)
+            and p.dtype == x.dtype)
+
+
+def _rewrite(p):
+    name = p.op.name
+    ins = p.inputs
+    if len(ins) == 2:
+        a, b = ins
+        u = _RIGHT_UNIT.get(name)
+        if u is not None and _is_const(b, u) and _same(p, a):
+            return a, f"{name}(x, {u}) -> x"
+        u = _LEFT_UNIT.get(name)
+        if u is not None and _is_const(a, u) and _same(p, b):
+            return b, f"{name}({u}, x) -> x"
+        if name in _SAME and _same(p, a):
+            return a, f"{name}(x, like) -> x (same shape)"
+    elif len(ins) == 1:
+        (a,) = ins
+        if name == "negative" and a.kind == "op" and a.op.name == "negative" and _same(p, a.inputs[0]):
+            return a.inputs[0], "-(-x) -> x"
+        if name == "log" and a.kind == "op" and a.op.name == "exp" and _same(p, a.inputs[0]):
+            return a.inputs[0], "log(exp(x)) -> x"
+        if name in _SAME and _same(p, a):
+            return a, f"{name}(x) -> x (same shape and dtype)"
+        if name == "transpose" and _same(p, a) and len(p.shape) <= 1:
+            return a, "transpose(x) -> x (ndim <= 1)"
+    return None, None
+
+
+def simplify(ir, ctx) -> None:
+    from ..plan import resolve
+    n = 0
+    for p in ir.order:
+        if p.kind != "op":
+            continue
+        ins = p.inputs
+        for k in range(len(ins)):
+            if ins[k].repl is not None:
+                ins[k] = resolve(ins[k])
+        x, why = _rewrite(p)
+        if x is not None:
+            p.repl = x
+            n += 1
+            ctx.note("simplify", f"{p.name}: {why} ({x.name})")
+    ctx.note("simplify", f"{n} node(s) simplified")

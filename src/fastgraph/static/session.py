@@ -1,0 +1,217 @@
+"""``Session``: runs fetches of a graph, holding the variables' values (TensorFlow 1 semantics).
+
+``run`` looks up a compiled :class:`~fastgraph.static.executor.Plan` per (fetches, feed
+signature) -- a single dict lookup when the fetch is one node -- validates the feeds, runs the
+plan and restores the fetch structure.  Nothing is committed unless the whole run succeeds.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InvalidArgumentError
+from .executor import UNINIT, Plan
+from .graph import Graph, get_default_graph
+from .node import NODE_TYPES
+from .passes import PASS_NAMES
+from .plan import Context, compile_ir, lower
+
+__all__ = ["Session"]
+
+_ndarray = np.ndarray
+_generic = np.generic
+_F64 = np.dtype(np.float64)
+
+
+def _flatten(fetches, leaves, graph):
+    """Leaves of a nested fetch structure, and a function rebuilding it from their values."""
+    t = type(fetches)
+    if t in NODE_TYPES:
+        leaves.append(fetches)
+        i = len(leaves) - 1
+        return lambda vals: vals[i]
+    if fetches is None:
+        return lambda vals: None
+    if isinstance(fetches, str):
+        leaves.append(graph.get(fetches))
+        i = len(leaves) - 1
+        return lambda vals: vals[i]
+    if isinstance(fetches, dict):
+        keys = list(fetches)
+        subs = [_flatten(fetches[k], leaves, graph) for k in keys]
+        return lambda vals: t(zip(keys, (s(vals) for s in subs))) if t is not dict else \
+            {k: s(vals) for k, s in zip(keys, subs)}
+    if isinstance(fetches, (list, tuple)):
+        subs = [_flatten(f, leaves, graph) for f in fetches]
+        if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):   # namedtuple
+            return lambda vals: t(*(s(vals) for s in subs))
+        if t is list or t is tuple:
+            return lambda vals: t(s(vals) for s in subs)
+        return lambda vals: t([s(vals) for s in subs])
+    raise TypeError(f"Session.run: cannot fetch an object of type {t.__name__}; fetch graph "
+                    f"nodes (or lists, tuples, dicts, namedtuples of them)")
+
+
+class Session:
+    """Runs a graph; variables live here (two sessions are independent).
+
+        >>> with fg.Session() as sess:
+        ...     sess.run(fg.global_variables_initializer())
+        ...     sess.run([y, z], feed_dict={x: 3.0})
+    """
+
+    def __init__(self, graph: Graph | None = None, disable=(), config=None):
+        self.graph = graph if graph is not None else get_default_graph()
+        unknown = [d for d in disable if d not in PASS_NAMES and d != "fuse"]
+        if unknown:
+            raise ValueError(f"Session: unknown pass(es) {unknown}; the passes are {PASS_NAMES}")
+        self.disable = tuple(disable)
+        self._store: list = []
+        self._node_plans: dict = {}     # node -> {feed signature: plan}
+        self._plans: dict = {}          # (leaves, feed signature) -> plan
+        self._closed = False
+
+    # ---- context manager / close -------------------------------------------------------------
+    def __enter__(self):
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def close(self) -> None:
+        """Release the session's state; any later use raises ``RuntimeError``."""
+        self._closed = True
+        self._store = []
+        self._node_plans.clear()
+        self._plans.clear()
+
+    def _check_open(self):
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+
+    # ---- feeds -------------------------------------------------------------------------------
+    def _feed_value(self, node, v):
+        dt = node.dtype
+        t = type(v)
+        if t is float and dt is _F64 and node.shape == ():
+            return v
+        if t is _ndarray or isinstance(v, _generic):
+            arr = v
+        elif type(v) in NODE_TYPES:
+            raise TypeError(f"feed_dict: the value fed for {node.name!r} is a graph node; feed "
+                            f"data (NumPy arrays, numbers, lists)")
+        else:
+            if hasattr(v, "grad_fn") and hasattr(v, "data"):
+                v = v.data
+            try:
+                arr = np.asarray(v)
+            except Exception as e:
+                raise InvalidArgumentError(f"cannot convert the value fed for {node.name!r} to "
+                                           f"an array: {e}", node) from None
+            if arr.dtype != dt and arr.dtype.kind in "biuf" and np.can_cast(
+                    arr.dtype, dt, "same_kind"):
+                arr = arr.astype(dt)
+        if arr.dtype != dt:
+            if arr.dtype.kind in "biuf" and dt.kind == arr.dtype.kind or (
+                    dt.kind == "f" and arr.dtype.kind in "biu"):
+                arr = arr.astype(dt)
+            else:
+                raise InvalidArgumentError(
+                    f"cannot feed a value of dtype {arr.dtype} to {node.name!r}, which has dtype "
+                    f"{dt} (shape {arr.shape})", node)
+        shape = node.shape
+        ashape = arr.shape
+        if shape is not None:
+            if len(shape) != len(ashape) or any(d is not None and d != a
+                                                for d, a in zip(shape, ashape)):
+                raise InvalidArgumentError(
+                    f"cannot feed a value of shape {ashape} to {node.name!r}, which has shape "
+                    f"{tuple(shape)}", node)
+        if t is _ndarray and arr is v and arr.ndim == 0:
+            arr = arr[()]
+        elif type(arr) is _ndarray and arr.ndim == 0:
+            arr = arr[()]
+        return arr
+
+    def _feeds(self, feed_dict):
+        graph = self.graph
+        nodes = []
+        vals = []
+        sig = []
+        for k, v in feed_dict.items():
+            if type(k) not in NODE_TYPES:
+                if isinstance(k, str):
+                    k = graph.get(k)
+                else:
+                    raise TypeError(f"feed_dict keys must be graph nodes, got "
+                                    f"{type(k).__name__}")
+            if k.graph is not graph:
+                raise ValueError(f"feed_dict: node {k.name!r} belongs to another graph than "
+                                 f"the session's")
+            val = self._feed_value(k, v)
+            nodes.append(k)
+            vals.append(val)
+            sig.append(k)
+            if k.shape is None or None in k.shape:
+                sig.append(np.shape(val))
+        return nodes, vals, tuple(sig)
+
+    # ---- run ---------------------------------------------------------------------------------
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Evaluate ``fetches`` (a node, an operation, or any nesting of lists, tuples, dicts and
+        namedtuples of them); returns NumPy values in the same structure (operations: None)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        if feed_dict:
+            feed_nodes, feed_vals, sig = self._feeds(feed_dict)
+        else:
+            feed_nodes, feed_vals, sig = (), (), ()
+        if type(fetches) in NODE_TYPES:
+            plans = self._node_plans.get(fetches)
+            if plans is None:
+                if fetches.graph is not self.graph:
+                    raise ValueError(f"Session.run: node {fetches.name!r} belongs to another "
+                                     f"graph than the session's")
+                plans = self._node_plans[fetches] = {}
+            plan = plans.get(sig)
+            if plan is None:
+                plan = plans[sig] = self._compile([fetches], feed_nodes, feed_vals)
+            return plan.run(feed_vals, self._store)[0]
+        leaves: list = []
+        rebuild = _flatten(fetches, leaves, self.graph)
+        key = (tuple(leaves), sig)
+        plan = self._plans.get(key)
+        if plan is None:
+            for n in leaves:
+                if n.graph is not self.graph:
+                    raise ValueError(f"Session.run: node {n.name!r} belongs to another graph "
+                                     f"than the session's")
+            plan = self._plans[key] = self._compile(leaves, feed_nodes, feed_vals)
+        return rebuild(plan.run(feed_vals, self._store))
+
+    def _compile(self, leaves, feed_nodes, feed_vals, ctx=None):
+        ctx = ctx or Context(self.disable)
+        ir = lower(leaves, list(feed_nodes), [np.shape(v) for v in feed_vals])
+        ir = compile_ir(ir, ctx)
+        plan = Plan(ir, ctx, self.graph)
+        need = len(self.graph.variables)
+        if len(self._store) < need:
+            self._store.extend([UNINIT] * (need - len(self._store)))
+        return plan
+
+    def explain(self, fetches, feed_dict=None) -> str:
+        """A readable account of the compiled plan: kept steps, folded, simplified, merged and
+        pruned nodes, and the buffers."""
+        self._check_open()
+        if feed_dict:
+            feed_nodes, feed_vals, _ = self._feeds(feed_dict)
+        else:
+            feed_nodes, feed_vals = (), ()
+        leaves: list = []
+        _flatten(fetches, leaves, self.graph)
+        plan = self._compile(leaves, feed_nodes, feed_vals)
+        return plan.explain()
+
+    def __repr__(self) -> str:
+        return f"<fastgraph.Session{' (closed)' if self._closed else ''} {self.graph!r}>"
