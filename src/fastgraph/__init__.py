@@ -34,3 +34,11 @@ float64 = __import__("numpy").float64
 int32 = __import__("numpy").int32
 int64 = __import__("numpy").int64
 bool_ = __import__("numpy").bool_
+
+# static mode (TensorFlow 1 semantics) and the bridge
+from .static import (Graph, Node, Session, Variable, assign, assign_add, constant,
+                     get_default_graph, global_variables_initializer, gradients, group,
+                     name_scope, placeholder, reset_default_graph, trainable_variables,
+                     variables_initializer)
+from .static.function import function
+from . import train, errors
