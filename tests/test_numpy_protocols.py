@@ -1,0 +1,231 @@
+"""NumPy protocols on eager Tensors, and the drop-in namespace ``fastgraph.numpy``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fastgraph as fg
+import fastgraph.numpy as fnp
+from fastgraph.ops import PUBLIC
+
+
+def _bug(reason):
+    return pytest.mark.xfail(strict=True, reason=f"bug: {reason}")
+
+
+def _t(data=(1.0, 2.0)):
+    return fg.tensor(np.array(data), requires_grad=True)
+
+
+# ---- __array__ -----------------------------------------------------------------------------------
+def test_asarray_gives_the_data():
+    t = _t()
+    a = np.asarray(t)
+    assert type(a) is np.ndarray and a.dtype == np.float64
+    np.testing.assert_array_equal(a, [1.0, 2.0])
+    assert np.shares_memory(a, t.data)
+    assert np.asarray(t, dtype=np.float32).dtype == np.float32
+    assert not np.shares_memory(np.array(t, copy=True), t.data)
+    assert np.array(fg.tensor(3.0)).shape == ()
+
+
+# ---- ufuncs and functions are recorded like fg ops ---------------------------------------------------
+UFUNC_CASES = [
+    ("exp", lambda t: np.exp(t), fg.exp),
+    ("log", lambda t: np.log(t), fg.log),
+    ("sin", lambda t: np.sin(t), fg.sin),
+    ("tanh", lambda t: np.tanh(t), fg.tanh),
+    ("sqrt", lambda t: np.sqrt(t), fg.sqrt),
+    ("square", lambda t: np.square(t), fg.square),
+    ("absolute", lambda t: np.absolute(t), fg.abs),
+    ("abs", lambda t: np.abs(t), fg.abs),
+    ("negative", lambda t: np.negative(t), fg.negative),
+    ("expm1", lambda t: np.expm1(t), fg.expm1),
+    ("reciprocal", lambda t: np.reciprocal(t), fg.reciprocal),
+    ("maximum", lambda t: np.maximum(t, 1.5), lambda t: fg.maximum(t, 1.5)),
+    ("power", lambda t: np.power(t, 3), lambda t: fg.power(t, 3)),
+    ("sum_axis0", lambda t: np.sum(t, axis=0), lambda t: fg.sum(t, axis=0)),
+    ("sum_keepdims", lambda t: np.sum(t, axis=1, keepdims=True),
+     lambda t: fg.sum(t, axis=1, keepdims=True)),
+    ("mean", lambda t: np.mean(t), fg.mean),
+    ("max_axis", lambda t: np.max(t, axis=1), lambda t: fg.max(t, axis=1)),
+    ("amax", lambda t: np.amax(t, axis=0), lambda t: fg.max(t, axis=0)),
+    ("std", lambda t: np.std(t, axis=0), lambda t: fg.std(t, axis=0)),
+    ("var_ddof", lambda t: np.var(t, ddof=1), lambda t: fg.var(t, ddof=1)),
+    ("prod", lambda t: np.prod(t, axis=0), lambda t: fg.prod(t, axis=0)),
+    ("reshape", lambda t: np.reshape(t, (3, 2)), lambda t: fg.reshape(t, (3, 2))),
+    ("transpose", lambda t: np.transpose(t), fg.transpose),
+    ("swapaxes", lambda t: np.swapaxes(t, 0, 1), lambda t: fg.swapaxes(t, 0, 1)),
+    ("expand_dims", lambda t: np.expand_dims(t, 0), lambda t: fg.expand_dims(t, 0)),
+    ("broadcast_to", lambda t: np.broadcast_to(t, (4, 2, 3)),
+     lambda t: fg.broadcast_to(t, (4, 2, 3))),
+    ("concatenate", lambda t: np.concatenate([t, t * 2.0]),
+     lambda t: fg.concatenate([t, t * 2.0])),
+    ("stack", lambda t: np.stack([t, t], axis=1), lambda t: fg.stack([t, t], axis=1)),
+    ("where", lambda t: np.where(np.eye(2, 3, dtype=bool), t, 0.0),
+     lambda t: fg.where(np.eye(2, 3, dtype=bool), t, 0.0)),
+    ("clip", lambda t: np.clip(t, 0.6, 1.3), lambda t: fg.clip(t, 0.6, 1.3)),
+    ("einsum", lambda t: np.einsum("ij,ij->i", t, t), lambda t: fg.einsum("ij,ij->i", t, t)),
+    ("dot", lambda t: np.dot(t, np.ones(3)), lambda t: fg.dot(t, np.ones(3))),
+    ("outer", lambda t: np.outer(t, t), lambda t: fg.outer(t, t)),
+    ("matmul_ndarray_left", lambda t: np.matmul(np.ones((4, 2)), t),
+     lambda t: fg.matmul(np.ones((4, 2)), t)),
+    ("rmatmul_operator", lambda t: np.ones((4, 2)) @ t, lambda t: fg.matmul(np.ones((4, 2)), t)),
+    ("radd_ndarray", lambda t: np.ones(3) + t, lambda t: fg.add(np.ones(3), t)),
+    ("rsub_ndarray", lambda t: np.ones(3) - t, lambda t: fg.subtract(np.ones(3), t)),
+    ("rmul_ndarray", lambda t: np.arange(3.0) * t, lambda t: fg.multiply(np.arange(3.0), t)),
+    ("rdiv_ndarray", lambda t: np.ones(3) / t, lambda t: fg.divide(np.ones(3), t)),
+    ("rpow_ndarray", lambda t: np.full(3, 2.0) ** t, lambda t: fg.power(np.full(3, 2.0), t)),
+    ("np_scalar_mul", lambda t: np.float64(2.0) * t, lambda t: fg.multiply(2.0, t)),
+]
+
+
+@pytest.mark.parametrize("name,np_fn,fg_fn", UFUNC_CASES, ids=[c[0] for c in UFUNC_CASES])
+def test_numpy_call_is_recorded_like_fg(name, np_fn, fg_fn):
+    data = np.array([[0.5, 1.2, 0.7], [1.6, 0.9, 1.1]])
+    t1 = fg.tensor(data, requires_grad=True)
+    t2 = fg.tensor(data, requires_grad=True)
+    out1, out2 = np_fn(t1), fg_fn(t2)
+    assert isinstance(out1, fg.Tensor), f"np route gave {type(out1).__name__}"
+    assert out1.requires_grad
+    assert out1.grad_fn is not None and out1.grad_fn.op is out2.grad_fn.op
+    np.testing.assert_allclose(out1.data, out2.data, rtol=1e-15)
+    w = np.random.default_rng(0).standard_normal(out1.shape)
+    (out1 * w).sum().backward()
+    (out2 * w).sum().backward()
+    np.testing.assert_allclose(t1.grad.data, t2.grad.data, rtol=1e-15)
+
+
+def test_linalg_functions_dispatch():
+    a = fg.tensor(np.array([[2.0, 0.5], [0.3, 1.5]]), requires_grad=True)
+    for f, g in [(np.linalg.inv, fg.linalg.inv), (np.linalg.det, fg.linalg.det)]:
+        out = f(a)
+        assert isinstance(out, fg.Tensor) and out.requires_grad
+        np.testing.assert_allclose(out.data, g(a).data)
+    sign, logdet = np.linalg.slogdet(a)
+    assert logdet.requires_grad
+    x = np.linalg.solve(a, np.ones(2))
+    x.sum().backward()
+    assert a.grad.shape == (2, 2)
+
+
+def test_split_dispatch_gives_differentiable_pieces():
+    t = _t([1.0, 2.0, 3.0, 4.0])
+    pieces = np.split(t, 2)
+    assert len(pieces) == 2 and all(isinstance(p, fg.Tensor) for p in pieces)
+    (pieces[0] * 2.0 + pieces[1] * 3.0).sum().backward()
+    np.testing.assert_array_equal(t.grad.data, [2.0, 2.0, 3.0, 3.0])
+
+
+def test_comparison_ufuncs_carry_no_gradient():
+    t = _t()
+    m = np.greater(t, 1.5)
+    assert isinstance(m, fg.Tensor) and m.dtype == np.bool_ and not m.requires_grad
+
+
+def test_unsupported_numpy_functions_fall_back_to_numpy_values():
+    t = _t([3.0, 1.0, 2.0])
+    s = np.sort(t)
+    assert type(s) is np.ndarray
+    np.testing.assert_array_equal(s, [1.0, 2.0, 3.0])
+    assert type(np.cumsum(t)) is np.ndarray
+    assert float(np.linalg.norm(fg.tensor([3.0, 4.0]))) == 5.0
+
+
+def test_ufunc_out_argument_respects_inplace_rule():
+    t = _t()
+    with pytest.raises(RuntimeError, match="in-place"):
+        np.exp(t, out=t)
+    c = fg.tensor([0.0, 1.0])
+    np.exp(c, out=c)
+    np.testing.assert_allclose(c.data, np.exp([0.0, 1.0]))
+
+
+def test_ndarray_plus_tensor_gradient_flows():
+    t = _t()
+    a = np.array([10.0, 20.0])
+    y = a + t
+    assert isinstance(y, fg.Tensor)
+    z = (a * y - a / t).sum() + a @ t
+    z.backward()
+    expected = a + a / t.data ** 2 + a
+    np.testing.assert_allclose(t.grad.data, expected)
+
+
+def test_numpy_calls_on_plain_values_return_numpy():
+    assert type(fg.exp(np.ones(2))) is np.ndarray
+    assert isinstance(fg.sum(np.ones(2)), np.floating)
+    assert fg.add(1.0, 2.0) == 3.0
+
+
+# ---- fastgraph.numpy -----------------------------------------------------------------------------
+def test_every_op_is_exposed_under_its_numpy_name():
+    missing = [n for n in PUBLIC if not hasattr(fnp, n)]
+    assert not missing
+    for name in ("exp", "sum", "matmul", "where", "softmax", "maximum", "concatenate"):
+        assert getattr(fnp, name) is getattr(fg, name)
+    assert fnp.absolute is fg.abs and fnp.amax is fg.max and fnp.amin is fg.min
+    for name in ("inv", "solve", "det", "slogdet"):
+        assert getattr(fnp.linalg, name) is getattr(fg.linalg, name)
+
+
+def test_other_names_pass_through_to_numpy():
+    assert fnp.pi == np.pi and fnp.e == np.e and fnp.inf == np.inf
+    assert fnp.float32 is np.float32 and fnp.float64 is np.float64 and fnp.newaxis is None
+    np.testing.assert_array_equal(fnp.linspace(0, 1, 5), np.linspace(0, 1, 5))
+    assert fnp.random is np.random
+    assert fnp.linalg.norm is np.linalg.norm
+    assert fnp.array is np.array and fnp.zeros is np.zeros
+    with pytest.raises(AttributeError):
+        fnp.definitely_not_a_numpy_name  # noqa: B018
+    assert "exp" in dir(fnp) and "linspace" in dir(fnp)
+
+
+def test_drop_in_on_plain_arrays_matches_numpy():
+    x = np.linspace(-1, 1, 7)
+    for name in ("exp", "tanh", "abs", "square", "sum", "mean", "max", "std", "sign"):
+        np.testing.assert_array_equal(getattr(fnp, name)(x), getattr(np, name)(x))
+    np.testing.assert_array_equal(fnp.maximum(x, 0.0), np.maximum(x, 0.0))
+    np.testing.assert_array_equal(fnp.sum(x.reshape(7, 1), axis=0), np.sum(x.reshape(7, 1), axis=0))
+
+
+SCRIPT = '''
+def run(np):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 3)).astype(np.float64)
+    w_true = np.array([1.0, -2.0, 0.5])
+    y = np.tanh(X @ w_true) + 0.01 * np.cos(np.linspace(0, np.pi, 20))
+
+    def predict(w, X):
+        return np.tanh(np.dot(X, w))
+
+    def loss(w):
+        r = predict(w, X) - y
+        return np.mean(r ** 2) + 1e-3 * np.sum(np.abs(w)) + 0.0 * np.linalg.norm(w_true)
+
+    w = np.zeros(3) + 0.1
+    stats = [np.max(X), np.min(X), np.var(X, axis=0), np.log1p(np.exp(-np.abs(X))).sum(),
+             np.concatenate([X[:2], X[-2:]]).shape, np.where(X > 0, X, 0.0).sum(),
+             np.stack([w, w]).sum(axis=1), np.float32(1.5), np.clip(X, -1, 1).mean()]
+    return loss, w, stats
+'''
+
+
+def test_small_numpy_script_runs_unchanged():
+    ns: dict = {}
+    exec(SCRIPT, ns)
+    loss_np, w_np, stats_np = ns["run"](np)
+    loss_fg, w_fg, stats_fg = ns["run"](fnp)
+    assert loss_np(w_np) == pytest.approx(loss_fg(w_fg), rel=1e-15)
+    for a, b in zip(stats_np, stats_fg):
+        np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    # and the fastgraph.numpy version is differentiable
+    g = fg.grad(loss_fg)(w_fg)
+    eps = 1e-6
+    num = [(loss_np(w_np + eps * e) - loss_np(w_np - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-9)
+
+
+def test_drop_in_with_tensors():
+    t = fnp.tanh(fg.tensor([0.1, 0.2], requires_grad=True))
+    assert isinstance(t, fg.Tensor) and t.requires_grad
