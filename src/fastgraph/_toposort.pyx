@@ -26,17 +26,25 @@ ctypedef fused idx_t:
     int32_t
     int64_t
 
+from cython.parallel cimport prange
+
 cdef int64_t INT32_LIMIT = 2147483647
+# Parallel CSR building keeps a T x n count table per thread; cap T (and give each thread enough
+# edges to amortise that table) so memory stays a small multiple of the graph's.
+cdef enum:
+    MAX_THREADS = 8
+cdef int64_t MIN_EDGES_PER_THREAD = 1 << 17
 
 
 # ----------------------------------------------------------------------------- kernels (nogil)
 
-cdef int64_t _count_degrees(const int64_t[::1] src, const int64_t[::1] dst, int64_t n,
-                            idx_t[::1] outdeg, idx_t[::1] indeg) noexcept nogil:
-    """Count out- and in-degrees; return the first edge with an id outside [0, n), or -1."""
-    cdef int64_t e, s, d, m = src.shape[0]
+cdef int64_t _count_range(const int64_t *src, const int64_t *dst, int64_t lo, int64_t hi,
+                          int64_t n, idx_t *outdeg, idx_t *indeg) noexcept nogil:
+    """Count out- and in-degrees of edges lo..hi-1; return the first edge with an id outside
+    [0, n), or -1.  Checking here is free: the loop reads every id anyway."""
+    cdef int64_t e, s, d
     cdef uint64_t un = <uint64_t>n
-    for e in range(m):
+    for e in range(lo, hi):
         s = src[e]
         d = dst[e]
         # One unsigned comparison rejects both negatives and ids >= n.
@@ -47,25 +55,55 @@ cdef int64_t _count_degrees(const int64_t[::1] src, const int64_t[::1] dst, int6
     return -1
 
 
-cdef void _fill_csr(const int64_t[::1] src, const int64_t[::1] dst, idx_t[::1] indptr,
-                    idx_t[::1] cursor, idx_t[::1] indices) noexcept nogil:
-    """Counting sort, second half: indptr = exclusive prefix sum of cursor's counts; scatter."""
-    cdef int64_t i, e, n = cursor.shape[0], m = src.shape[0]
-    cdef idx_t run = 0, c
-    indptr[0] = 0
-    for i in range(n):
-        c = cursor[i]
-        cursor[i] = run
-        run += c
-        indptr[i + 1] = run
-    for e in range(m):
-        if e + 32 < m:
+cdef void _scatter_range(const int64_t *src, const int64_t *dst, int64_t lo, int64_t hi,
+                         idx_t *cursor, idx_t *indices) noexcept nogil:
+    """Counting sort, second half: place edges lo..hi-1 at their sources' cursors."""
+    cdef int64_t e, i
+    for e in range(lo, hi):
+        if e + 32 < hi:
             # Scatter targets are random; fetch them ahead of use.
             FG_PREFETCH_W(&cursor[src[e + 32]])
             FG_PREFETCH_W(&indices[cursor[src[e + 16]]])
         i = src[e]
         indices[cursor[i]] = <idx_t>dst[e]
         cursor[i] += 1
+
+
+cdef int64_t _build_csr(const int64_t[::1] src, const int64_t[::1] dst, int64_t n,
+                        idx_t[:, ::1] outc, idx_t[:, ::1] inc, idx_t[::1] indptr,
+                        idx_t[::1] indeg, idx_t[::1] indices) noexcept nogil:
+    """Edge list -> CSR (indptr, indices) and in-degrees, by a parallel stable counting sort.
+
+    The edges are cut into T = outc.shape[0] contiguous chunks, one per thread (outc and inc
+    are zeroed T x n count tables).  Each thread counts its chunk, a serial pass turns the
+    counts into per-chunk cursors (chunk t's edges from u land after chunks 0..t-1's), and each
+    thread scatters its chunk.  The result is identical for every T.  Returns the first edge
+    with an out-of-range id (nothing is scattered then), or -1.
+    """
+    cdef int64_t m = src.shape[0], u, bad = -1
+    cdef int t, T = <int>outc.shape[0]
+    cdef idx_t run = 0, c, total
+    cdef int64_t badv[MAX_THREADS]
+    for t in prange(T, num_threads=T, schedule="static", chunksize=1):
+        badv[t] = _count_range(&src[0], &dst[0], m * t // T, m * (t + 1) // T, n,
+                               &outc[t, 0], &inc[t, 0])
+    for t in range(T):
+        if badv[t] >= 0:
+            return badv[t]
+    for u in range(n):
+        indptr[u] = run
+        total = 0
+        for t in range(T):
+            c = outc[t, u]
+            outc[t, u] = run
+            run += c
+            total += inc[t, u]
+        indeg[u] = total
+    indptr[n] = run
+    for t in prange(T, num_threads=T, schedule="static", chunksize=1):
+        _scatter_range(&src[0], &dst[0], m * t // T, m * (t + 1) // T, &outc[t, 0],
+                       &indices[0])
+    return bad
 
 
 cdef int64_t _kahn(const idx_t[::1] indptr, const idx_t[::1] indices, idx_t[::1] indeg,
@@ -186,6 +224,12 @@ def _index_dtype(int64_t n, int64_t m):
     return np.int32 if n < INT32_LIMIT and m < INT32_LIMIT else np.int64
 
 
+def _csr_threads(int num_threads, int64_t m):
+    if num_threads < 1:
+        raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+    return int(max(1, min(num_threads, MAX_THREADS, m // MIN_EDGES_PER_THREAD)))
+
+
 def _check_edges(int64_t num_nodes, src, dst):
     if num_nodes < 0:
         raise ValueError(f"num_nodes must be >= 0, got {num_nodes}")
@@ -198,11 +242,19 @@ def _raise_bad_edge(int64_t e, int64_t num_nodes, src, dst):
     raise ValueError(f"{which}[{e}] = {bad} is not a node id in [0, {num_nodes})")
 
 
-def edges_to_csr(int64_t num_nodes, const int64_t[::1] src, const int64_t[::1] dst):
+cdef tuple _csr_work(int64_t num_nodes, int64_t m, int num_threads, dt):
+    cdef int T = _csr_threads(num_threads, m)
+    return (np.zeros((T, num_nodes), dtype=dt), np.zeros((T, num_nodes), dtype=dt),
+            np.empty(num_nodes + 1, dtype=dt), np.empty(num_nodes, dtype=dt),
+            np.empty(m, dtype=dt))
+
+
+def edges_to_csr(int64_t num_nodes, const int64_t[::1] src, const int64_t[::1] dst,
+                 int num_threads=1):
     """Convert edges ``src[i] -> dst[i]`` to CSR ``(indptr, indices)``, both ``int64``.
 
-    Counting sort (O(n + m), stable): the successors of ``u`` are
-    ``indices[indptr[u]:indptr[u + 1]]`` in edge order.
+    Counting sort (O(n + m), stable, parallel over ``num_threads`` for large inputs): the
+    successors of ``u`` are ``indices[indptr[u]:indptr[u + 1]]`` in edge order.
 
     >>> import numpy as np
     >>> edges_to_csr(3, np.array([2, 0, 2]), np.array([0, 1, 1]))
@@ -210,15 +262,11 @@ def edges_to_csr(int64_t num_nodes, const int64_t[::1] src, const int64_t[::1] d
     """
     _check_edges(num_nodes, src, dst)
     cdef int64_t m = src.shape[0], bad
-    indptr = np.empty(num_nodes + 1, dtype=np.int64)
-    cursor = np.zeros(num_nodes, dtype=np.int64)
-    indeg = np.zeros(num_nodes, dtype=np.int64)
-    indices = np.empty(m, dtype=np.int64)
-    cdef int64_t[::1] indptr_v = indptr, cursor_v = cursor, indeg_v = indeg, indices_v = indices
+    outc, inc, indptr, indeg, indices = _csr_work(num_nodes, m, num_threads, np.int64)
+    cdef int64_t[:, ::1] outc_v = outc, inc_v = inc
+    cdef int64_t[::1] indptr_v = indptr, indeg_v = indeg, indices_v = indices
     with nogil:
-        bad = _count_degrees(src, dst, num_nodes, cursor_v, indeg_v)
-        if bad < 0:
-            _fill_csr(src, dst, indptr_v, cursor_v, indices_v)
+        bad = _build_csr(src, dst, num_nodes, outc_v, inc_v, indptr_v, indeg_v, indices_v)
     if bad >= 0:
         _raise_bad_edge(bad, num_nodes, src, dst)
     return indptr, indices
@@ -255,15 +303,14 @@ def toposort_csr(const int64_t[::1] indptr, const int64_t[::1] indices):
 
 
 cdef object _toposort_edges(int64_t num_nodes, const int64_t[::1] src, const int64_t[::1] dst,
-                            idx_t[::1] indptr, idx_t[::1] cursor, idx_t[::1] indeg,
-                            idx_t[::1] indices):
+                            idx_t[:, ::1] outc, idx_t[:, ::1] inc, idx_t[::1] indptr,
+                            idx_t[::1] indeg, idx_t[::1] indices):
     cdef int64_t bad, placed = 0
     order = np.empty(num_nodes, dtype=np.int64)
     cdef int64_t[::1] order_v = order
     with nogil:
-        bad = _count_degrees(src, dst, num_nodes, cursor, indeg)
+        bad = _build_csr(src, dst, num_nodes, outc, inc, indptr, indeg, indices)
         if bad < 0:
-            _fill_csr(src, dst, indptr, cursor, indices)
             placed = _kahn(indptr, indices, indeg, order_v)
     if bad >= 0:
         _raise_bad_edge(bad, num_nodes, src, dst)
@@ -272,10 +319,12 @@ cdef object _toposort_edges(int64_t num_nodes, const int64_t[::1] src, const int
     return order
 
 
-def toposort_edges(int64_t num_nodes, const int64_t[::1] src, const int64_t[::1] dst):
+def toposort_edges(int64_t num_nodes, const int64_t[::1] src, const int64_t[::1] dst,
+                   int num_threads=1):
     """Topological order (``int64``) of nodes ``0..num_nodes-1`` under edges ``src[i] -> dst[i]``.
 
-    Builds the CSR by counting sort and runs Kahn's algorithm, all without the GIL.
+    Builds the CSR by counting sort (parallel over ``num_threads`` for large inputs) and runs
+    Kahn's algorithm, all without the GIL.  The result does not depend on ``num_threads``.
 
     >>> import numpy as np
     >>> toposort_edges(3, np.array([2, 0]), np.array([0, 1]))
@@ -284,10 +333,7 @@ def toposort_edges(int64_t num_nodes, const int64_t[::1] src, const int64_t[::1]
     _check_edges(num_nodes, src, dst)
     cdef int64_t m = src.shape[0]
     dt = _index_dtype(num_nodes, m)
-    indptr = np.empty(num_nodes + 1, dtype=dt)
-    cursor = np.zeros(num_nodes, dtype=dt)
-    indeg = np.zeros(num_nodes, dtype=dt)
-    indices = np.empty(m, dtype=dt)
+    work = _csr_work(num_nodes, m, num_threads, dt)
     if dt is np.int32:
-        return _toposort_edges[int32_t](num_nodes, src, dst, indptr, cursor, indeg, indices)
-    return _toposort_edges[int64_t](num_nodes, src, dst, indptr, cursor, indeg, indices)
+        return _toposort_edges[int32_t](num_nodes, src, dst, *work)
+    return _toposort_edges[int64_t](num_nodes, src, dst, *work)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _toposort
+from ._config import get_num_threads
 
 __all__ = ["toposort"]
 
@@ -45,5 +46,6 @@ def toposort(num_nodes: int, src, dst) -> np.ndarray:
     if src_a.shape != dst_a.shape:
         raise ValueError(f"src and dst differ in length: {src_a.shape[0]} != {dst_a.shape[0]}")
     # Range checks happen inside the first native pass (it reads every id anyway) and raise
-    # ValueError before anything is written out of bounds.
-    return _toposort.toposort_edges(int(num_nodes), src_a, dst_a)
+    # ValueError before anything is written out of bounds.  Threads only speed up building the
+    # CSR (Kahn's pass is sequential); the order is the same for any thread count.
+    return _toposort.toposort_edges(int(num_nodes), src_a, dst_a, get_num_threads())
