@@ -389,7 +389,14 @@ def static_apply(op: OpDef, args: tuple, attrs):
     if any(s is None for s in shapes):
         shape = None
     elif op.shape is not None:
-        shape = op.shape(shapes, **attrs) if attrs else op.shape(shapes)
+        try:
+            shape = op.shape(shapes, **attrs) if attrs else op.shape(shapes)
+        except ValueError as e:
+            msg = str(e)
+            if not msg.startswith(op.name):
+                msg = f"{op.name}: " + (msg[len("elementwise: "):]
+                                        if msg.startswith("elementwise: ") else msg)
+            raise ValueError(msg) from None
         shape = tuple(shape)
     else:
         shape = _probe_shape(op, inputs, attrs)

@@ -109,17 +109,14 @@ class Session:
             except Exception as e:
                 raise InvalidArgumentError(f"cannot convert the value fed for {node.name!r} to "
                                            f"an array: {e}", node) from None
-            if arr.dtype != dt and arr.dtype.kind in "biuf" and np.can_cast(
-                    arr.dtype, dt, "same_kind"):
-                arr = arr.astype(dt)
         if arr.dtype != dt:
-            if arr.dtype.kind in "biuf" and dt.kind == arr.dtype.kind or (
-                    dt.kind == "f" and arr.dtype.kind in "biu"):
+            k, dk = arr.dtype.kind, dt.kind
+            if k == dk or (dk == "f" and k in "iu") or (dk in "iu" and k in "iu"):
                 arr = arr.astype(dt)
             else:
                 raise InvalidArgumentError(
-                    f"cannot feed a value of dtype {arr.dtype} to {node.name!r}, which has dtype "
-                    f"{dt} (shape {arr.shape})", node)
+                    f"cannot feed a value of dtype {arr.dtype} (shape {np.shape(arr)}) to "
+                    f"{node.name!r}, which has dtype {dt} and shape {node.shape}", node)
         shape = node.shape
         ashape = arr.shape
         if shape is not None:
