@@ -1,0 +1,411 @@
+"""A fused elementwise expression and its gradient, at the user-API level.
+
+What it measures: ``y = tanh(a*b + c) * sigmoid(d) + 0.5*a*a`` on float64 arrays of 10,000,000
+elements (``--quick``: 1,000,000), and forward + gradients of ``sum(y)`` with respect to
+``a, b, c, d`` -- fastgraph via ``@fg.function`` (traced once, run as one fused kernel) against
+NumPy (plain expression; and with ``out=`` into preallocated buffers), numexpr, JAX ``jit``,
+PyTorch eager and ``torch.compile``, and TensorFlow ``tf.function(jit_compile=True)`` (XLA).
+
+Why it matters: elementwise chains are memory-bound. NumPy materialises every intermediate
+(reading and writing 8 bytes per element per operation), so the work a fuser removes is
+bandwidth; the fair yardstick is therefore the **memory floor**: the time just to read the 4
+inputs and write the outputs once. It is estimated by measuring the streaming bandwidth of
+``np.add(p, q, out=r)`` on arrays of the same size (3 x 8 bytes moved per element) and dividing
+the bytes the expression must move -- forward: 4 reads + 1 write; forward+grad: 4 reads + 4 writes
+(the gradients; the sum is a scalar) -- by it. NumPy's add is single-threaded, so with more
+threads a fused kernel can beat this floor. Page faults (``getrusage`` minor faults per call)
+show fresh allocations: NumPy's temporaries of 80 MB are ``mmap``-ed and faulted in on every
+call; a plan with preallocated buffers shows none. Peak extra memory is the resident-set high-water
+mark above the level before the call (Linux ``/proc/self/clear_refs``), in MB.
+
+Method: ``benchmarks._timing.compare`` (interleaved rounds, medians, one warm-up call, which
+absorbs JIT compilation); every candidate's result is checked against NumPy's first.
+
+Measured numbers: see README "Performance" (latest run on the 2-core development VM).
+
+Run: ``python benchmarks/bench_fused.py [--quick] [--json out.json]``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._timing import compare, peers, print_results, save_json  # noqa: E402
+
+N_FULL = 10_000_000
+N_QUICK = 1_000_000
+TORCH_COMPILE_LIMIT_S = 60
+
+
+def make_inputs(n: int, seed: int = 0) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal(n) for _ in range(4))
+
+
+# ---- NumPy --------------------------------------------------------------------------------------
+def np_forward(a, b, c, d):
+    return np.tanh(a * b + c) * (1.0 / (1.0 + np.exp(-d))) + 0.5 * a * a
+
+
+def np_grad(a, b, c, d):
+    t = np.tanh(a * b + c)
+    s = 1.0 / (1.0 + np.exp(-d))
+    dc = (1.0 - t * t) * s
+    return (dc * b + a, dc * a, dc, t * s * (1.0 - s))
+
+
+def np_out_fns(n: int):
+    """NumPy with ``out=``: the same math through a few preallocated buffers (no allocation)."""
+    t, s, y = np.empty(n), np.empty(n), np.empty(n)
+    ga, gb, gc, gd = (np.empty(n) for _ in range(4))
+
+    def sig(d):
+        np.negative(d, out=s); np.exp(s, out=s); np.add(s, 1.0, out=s)
+        np.reciprocal(s, out=s)
+
+    def forward(a, b, c, d):
+        np.multiply(a, b, out=t); np.add(t, c, out=t); np.tanh(t, out=t)
+        sig(d)
+        np.multiply(t, s, out=t)
+        np.multiply(a, a, out=y); np.multiply(y, 0.5, out=y); np.add(y, t, out=y)
+        return y
+
+    def grad(a, b, c, d):
+        np.multiply(a, b, out=t); np.add(t, c, out=t); np.tanh(t, out=t)
+        sig(d)
+        # gd = t*s*(1-s)
+        np.subtract(1.0, s, out=gd); np.multiply(gd, s, out=gd); np.multiply(gd, t, out=gd)
+        # gc = (1-t^2)*s
+        np.multiply(t, t, out=gc); np.subtract(1.0, gc, out=gc); np.multiply(gc, s, out=gc)
+        np.multiply(gc, a, out=gb)
+        np.multiply(gc, b, out=ga); np.add(ga, a, out=ga)
+        return ga, gb, gc, gd
+
+    return forward, grad
+
+
+# ---- peers --------------------------------------------------------------------------------------
+def numexpr_fns(ne):
+    fwd_expr = "tanh(a*b + c) / (1 + exp(-d)) + 0.5*a*a"
+
+    def forward(a, b, c, d):
+        return ne.evaluate(fwd_expr)
+
+    def grad(a, b, c, d):
+        # numexpr evaluates one expression per call: the shared factors are computed once each.
+        t = ne.evaluate("tanh(a*b + c)")
+        s = ne.evaluate("1 / (1 + exp(-d))")
+        dc = ne.evaluate("(1 - t*t) * s")
+        return (ne.evaluate("dc*b + a"), ne.evaluate("dc*a"), dc, ne.evaluate("t*s*(1 - s)"))
+
+    return forward, grad
+
+
+def jax_fns(jax):
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def f(a, b, c, d):
+        return jnp.tanh(a * b + c) * jax.nn.sigmoid(d) + 0.5 * a * a
+
+    fwd = jax.jit(f)
+    grd = jax.jit(jax.grad(lambda a, b, c, d: jnp.sum(f(a, b, c, d)), argnums=(0, 1, 2, 3)))
+
+    def forward(a, b, c, d):
+        return fwd(a, b, c, d).block_until_ready()
+
+    def grad(a, b, c, d):
+        out = grd(a, b, c, d)
+        for o in out:
+            o.block_until_ready()
+        return out
+
+    def convert(arrays):
+        return tuple(jax.device_put(x) for x in arrays)
+
+    return forward, grad, convert
+
+
+def torch_fns(torch):
+    def f(a, b, c, d):
+        return torch.tanh(a * b + c) * torch.sigmoid(d) + 0.5 * a * a
+
+    def forward(a, b, c, d):
+        with torch.no_grad():
+            return f(a, b, c, d)
+
+    def grad(a, b, c, d):
+        leaves = [x.detach().requires_grad_() for x in (a, b, c, d)]
+        f(*leaves).sum().backward()
+        return tuple(x.grad for x in leaves)
+
+    def convert(arrays):
+        return tuple(torch.from_numpy(x) for x in arrays)
+
+    return f, forward, grad, convert
+
+
+def torch_compile_fns(torch, f, args) -> tuple[Callable, Callable] | str:
+    """``torch.compile`` versions, or why not (compilation error, or over the time limit)."""
+    cf = torch.compile(f)
+
+    def forward(a, b, c, d):
+        with torch.no_grad():
+            return cf(a, b, c, d)
+
+    def grad(a, b, c, d):
+        leaves = [x.detach().requires_grad_() for x in (a, b, c, d)]
+        cf(*leaves).sum().backward()
+        return tuple(x.grad for x in leaves)
+
+    use_alarm = hasattr(signal, "SIGALRM")
+
+    def _timeout(signum, frame):
+        raise TimeoutError(f"compilation took over {TORCH_COMPILE_LIMIT_S} s")
+
+    old = signal.signal(signal.SIGALRM, _timeout) if use_alarm else None
+    t0 = time.perf_counter()
+    try:
+        if use_alarm:
+            signal.alarm(TORCH_COMPILE_LIMIT_S)
+        forward(*args)
+        grad(*args)
+    except Exception as exc:  # noqa: BLE001 - any failure means "skip torch.compile"
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
+    finally:
+        if use_alarm:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+    forward.compile_s = grad.compile_s = time.perf_counter() - t0  # type: ignore[attr-defined]
+    return forward, grad
+
+
+def tensorflow_fns(tf):
+    def f(a, b, c, d):
+        return tf.tanh(a * b + c) * tf.sigmoid(d) + 0.5 * a * a
+
+    fwd = tf.function(f, jit_compile=True)
+
+    @tf.function(jit_compile=True)
+    def grd(a, b, c, d):
+        with tf.GradientTape() as tape:
+            tape.watch([a, b, c, d])
+            y = tf.reduce_sum(f(a, b, c, d))
+        return tape.gradient(y, [a, b, c, d])
+
+    def forward(a, b, c, d):
+        return fwd(a, b, c, d).numpy()
+
+    def grad(a, b, c, d):
+        return [g.numpy() for g in grd(a, b, c, d)]
+
+    def convert(arrays):
+        return tuple(tf.constant(x) for x in arrays)
+
+    return forward, grad, convert
+
+
+def fastgraph_fns():
+    import fastgraph as fg
+
+    def f(a, b, c, d):
+        return fg.tanh(a * b + c) * fg.sigmoid(d) + 0.5 * a * a
+
+    fwd = fg.function(f)
+    grd = fg.function(fg.grad(lambda a, b, c, d: fg.sum(f(a, b, c, d)), argnums=(0, 1, 2, 3)))
+    return fwd, grd
+
+
+# ---- measurement helpers ------------------------------------------------------------------------
+def _to_numpy(x) -> np.ndarray:
+    if hasattr(x, "detach"):
+        x = x.detach()
+    if hasattr(x, "numpy"):
+        x = x.numpy()
+    return np.asarray(x)
+
+
+def _check(name: str, got, want, what: str) -> None:
+    if isinstance(want, tuple):
+        got = tuple(got)
+        if len(got) != len(want):
+            raise AssertionError(f"bench_fused: {name} {what} returned {len(got)} arrays")
+        for g, w in zip(got, want):
+            _check(name, g, w, what)
+        return
+    if not np.allclose(_to_numpy(got), want, rtol=1e-9, atol=1e-12):
+        raise AssertionError(f"bench_fused: {name} {what} disagrees with NumPy")
+
+
+def _rss_kib(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def peak_extra_mb(fn: Callable[[], Any]) -> float | None:
+    """Resident-set high-water mark during one call, above the resident set before it (Linux)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")  # reset VmHWM to the current RSS
+    except OSError:
+        return None
+    before = _rss_kib("VmRSS")
+    out = fn()
+    peak = _rss_kib("VmHWM")
+    del out
+    if before is None or peak is None:
+        return None
+    return max(0.0, (peak - before) / 1024.0)
+
+
+def memory_floor(n: int, rounds: int) -> dict[str, float]:
+    """Streaming bandwidth from ``np.add(p, q, out=r)`` and the floors it implies."""
+    p, q, r = np.ones(n), np.ones(n), np.empty(n)
+    np.add(p, q, out=r)
+    res = compare("bandwidth probe", {"numpy_add_out": lambda: np.add(p, q, out=r)},
+                  rounds=rounds, warmup=1, reference="numpy_add_out")
+    t = res.stats["numpy_add_out"].median
+    bw = 3 * 8 * n / t
+    return {"bandwidth_GBps": bw / 1e9, "forward_s": 5 * 8 * n / bw,
+            "forward_grad_s": 8 * 8 * n / bw}
+
+
+# ---- the benchmark ------------------------------------------------------------------------------
+def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -> dict[str, Any]:
+    n = N_QUICK if quick else N_FULL
+    rounds = 5 if quick else 7
+    import fastgraph as fg
+
+    nthreads = threads or fg.get_num_threads()
+    arrays = make_inputs(n)
+    want_y = np_forward(*arrays)
+    want_g = np_grad(*arrays)
+    fwd: dict[str, Callable[[], Any]] = {}
+    grd: dict[str, Callable[[], Any]] = {}
+    skipped: dict[str, str] = {}
+    notes: dict[str, Any] = {}
+
+    def add(name, f, g, args):
+        try:
+            _check(name, f(*args), want_y, "forward")
+            _check(name, g(*args), want_g, "gradient")
+        except Exception as exc:  # noqa: BLE001
+            skipped[name] = f"{type(exc).__name__}: {exc}"[:200]
+            return
+        fwd[name] = lambda: f(*args)
+        grd[name] = lambda: g(*args)
+
+    if hasattr(fg, "function"):
+        try:
+            f, g = fastgraph_fns()
+            add("fastgraph", f, g, arrays)
+        except Exception as exc:  # noqa: BLE001
+            skipped["fastgraph"] = f"{type(exc).__name__}: {exc}"[:200]
+    else:
+        skipped["fastgraph"] = "fg.function not available in this build"
+    add("numpy", np_forward, np_grad, arrays)
+    f, g = np_out_fns(n)
+    add("numpy_out", f, g, arrays)
+
+    available, missing = peers("numexpr", "jax", "torch", "tensorflow")
+    if "numexpr" in available:
+        ne = available["numexpr"]
+        ne.set_num_threads(nthreads)
+        add("numexpr", *numexpr_fns(ne), arrays)
+    if "jax" in available:
+        try:
+            f, g, conv = jax_fns(available["jax"])
+            add("jax_jit", f, g, conv(arrays))
+        except Exception as exc:  # noqa: BLE001
+            skipped["jax_jit"] = f"{type(exc).__name__}: {exc}"[:200]
+    if "torch" in available:
+        torch = available["torch"]
+        torch.set_num_threads(nthreads)
+        tf_, f, g, conv = torch_fns(torch)
+        targs = conv(arrays)
+        add("torch", f, g, targs)
+        compiled = torch_compile_fns(torch, tf_, targs)
+        if isinstance(compiled, str):
+            skipped["torch_compile"] = compiled
+        else:
+            notes["torch_compile_s"] = getattr(compiled[0], "compile_s", None)
+            add("torch_compile", *compiled, targs)
+    if "tensorflow" in available:
+        try:
+            f, g, conv = tensorflow_fns(available["tensorflow"])
+            add("tensorflow_xla", f, g, conv(arrays))
+        except Exception as exc:  # noqa: BLE001
+            skipped["tensorflow_xla"] = f"{type(exc).__name__}: {exc}"[:200]
+
+    reference = "fastgraph" if "fastgraph" in fwd else "numpy"
+    meta = {"n": n, "dtype": "float64", "threads": nthreads}
+    r_fwd = compare(f"fused forward n={n:,}", fwd, rounds=rounds, warmup=1, faults=True,
+                    reference=reference, meta=meta)
+    r_grd = compare(f"fused forward+grad n={n:,}", grd, rounds=rounds, warmup=1, faults=True,
+                    reference=reference, meta=meta)
+    floor = memory_floor(n, rounds)
+    peaks = {"forward": {k: peak_extra_mb(v) for k, v in fwd.items()},
+             "forward_grad": {k: peak_extra_mb(v) for k, v in grd.items()}}
+    floor_ratios = {
+        "forward": {k: r_fwd.stats[k].median / floor["forward_s"] for k in fwd},
+        "forward_grad": {k: r_grd.stats[k].median / floor["forward_grad_s"] for k in grd},
+    }
+    if verbose:
+        print_results([r_fwd, r_grd], missing)
+        for k, why in skipped.items():
+            print(f"skipped {k}: {why}")
+        print(f"memory floor (streaming bandwidth {floor['bandwidth_GBps']:.1f} GB/s from "
+              f"np.add(p, q, out=r)): forward {1e3 * floor['forward_s']:.2f} ms "
+              f"(4 reads + 1 write), forward+grad {1e3 * floor['forward_grad_s']:.2f} ms "
+              f"(4 reads + 4 writes)")
+        print(f"  {'candidate':<16}{'fwd/floor':>10}{'grad/floor':>11}{'fwd peak MB':>13}"
+              f"{'grad peak MB':>14}")
+        for k in fwd:
+            pf, pg = peaks["forward"][k], peaks["forward_grad"][k]
+            print(f"  {k:<16}{floor_ratios['forward'][k]:>10.2f}"
+                  f"{floor_ratios['forward_grad'][k]:>11.2f}"
+                  f"{(f'{pf:.0f}' if pf is not None else 'n/a'):>13}"
+                  f"{(f'{pg:.0f}' if pg is not None else 'n/a'):>14}")
+    return {
+        "benchmark": "fused",
+        "quick": quick,
+        "results": [r_fwd.to_dict(), r_grd.to_dict()],
+        "missing": missing,
+        "skipped": skipped,
+        "memory_floor": floor,
+        "ratio_to_floor": floor_ratios,
+        "peak_extra_mb": peaks,
+        "notes": notes,
+        "pid": os.getpid(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1,000,000 elements, 5 rounds")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    out = run(quick=args.quick)
+    if args.json:
+        save_json(out, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""Eager tape overhead on scalars: fastgraph vs PyTorch and HIPS autograd.
+
+What it measures: leaves ``a, b`` (0-d float64, requiring grad); ``z = a``; 2,500 times
+``z = tanh(z * a + b) - z * 0.5`` (5 recorded operations per iteration, 12,500 in all); then
+``backward()``. With 0-d data the arithmetic is free, so this is the pure per-operation cost of a
+define-by-run engine: creating the result, recording the tape node, and walking it in reverse.
+
+Why it matters: scalar-heavy code (probabilistic programs, ODE steppers, small optimisation
+problems) is dominated by this overhead, and it bounds how small a model can be before the
+framework, not the math, is the bottleneck.
+
+Method: two candidates per library, timed side by side by ``benchmarks._timing.compare``
+(interleaved rounds, medians) with the garbage collector **on**, as users run: "forward" (build the
+chain) and "total" (build + ``backward``); backward = total - forward. Reported per operation
+(divided by 12,500). Targets: total per op <= 0.33x PyTorch's and <= 0.1x autograd's.
+
+Measured (2-core AMD EPYC VM, Python 3.11, torch 2.13.0, autograd 1.8; medians of 7 rounds; the
+machine was shared with other builds, so expect some noise):
+
+    see README "Performance" for the latest table (numbers are filled in from the last full run)
+
+Run: ``python benchmarks/bench_tape_scalar.py [--quick] [--json out.json]``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._timing import Result, compare, peers, print_results, save_json  # noqa: E402
+
+ITERATIONS = 2500
+OPS_PER_ITERATION = 5
+TARGETS = {"torch": 0.33, "autograd": 0.1}
+
+
+# ---- one chain per library --------------------------------------------------------------------
+def _fastgraph_fns(a0: np.ndarray, b0: np.ndarray, n: int, reduce: bool):
+    import fastgraph as fg
+
+    a = fg.tensor(a0.copy(), requires_grad=True)
+    b = fg.tensor(b0.copy(), requires_grad=True)
+    tanh = fg.tanh
+
+    def forward():
+        z = a
+        for _ in range(n):
+            z = tanh(z * a + b) - z * 0.5
+        return z.sum() if reduce else z
+
+    def total():
+        a.grad = None
+        b.grad = None
+        forward().backward()
+        return a.grad, b.grad
+
+    return forward, total
+
+
+def _torch_fns(a0: np.ndarray, b0: np.ndarray, n: int, reduce: bool):
+    import torch
+
+    a = torch.tensor(a0.copy(), requires_grad=True)
+    b = torch.tensor(b0.copy(), requires_grad=True)
+    tanh = torch.tanh
+
+    def forward():
+        z = a
+        for _ in range(n):
+            z = tanh(z * a + b) - z * 0.5
+        return z.sum() if reduce else z
+
+    def total():
+        a.grad = None
+        b.grad = None
+        forward().backward()
+        return a.grad, b.grad
+
+    return forward, total
+
+
+def _autograd_fns(a0: np.ndarray, b0: np.ndarray, n: int, reduce: bool):
+    import autograd.numpy as anp
+    from autograd import make_vjp
+
+    tanh = anp.tanh
+    # autograd treats 0-d arrays and floats alike; pass what the user would: the arrays.
+    a, b = a0.copy(), b0.copy()
+
+    def chain(ab):
+        a, b = ab
+        z = a
+        for _ in range(n):
+            z = tanh(z * a + b) - z * 0.5
+        return anp.sum(z) if reduce else z
+
+    def forward():
+        return make_vjp(chain, 0)((a, b))  # traces the forward pass, returns (vjp, value)
+
+    def total():
+        vjp, ans = make_vjp(chain, 0)((a, b))
+        return vjp(np.ones_like(ans))
+
+    return forward, total
+
+
+BUILDERS: dict[str, Callable] = {"fastgraph": _fastgraph_fns, "torch": _torch_fns,
+                                 "autograd": _autograd_fns}
+
+
+def _to_numpy(g) -> np.ndarray:
+    if hasattr(g, "detach"):  # torch, and fastgraph (whose detach() is a Tensor)
+        g = g.detach()
+        g = g.numpy() if hasattr(g, "numpy") else g
+    return np.asarray(getattr(g, "data", g), dtype=np.float64)
+
+
+def _check_grads(fns: dict[str, tuple[Callable, Callable]]) -> None:
+    """All libraries must compute the same gradients (else the timing compares different work)."""
+    ref = None
+    for name, (_, total) in fns.items():
+        ga, gb = (_to_numpy(g) for g in total())
+        if ref is None:
+            ref = (name, ga, gb)
+        elif not (np.allclose(ga, ref[1], rtol=1e-9) and np.allclose(gb, ref[2], rtol=1e-9)):
+            raise AssertionError(f"{name} and {ref[0]} disagree on the gradients")
+
+
+def tape_benchmark(label: str, shape: tuple, n: int, rounds: int,
+                   verbose: bool = True) -> dict[str, Any]:
+    """Time forward and forward+backward of the chain for every installed library."""
+    rng = np.random.default_rng(0)
+    a0 = rng.uniform(0.2, 0.8, size=shape)
+    b0 = rng.uniform(-0.5, 0.5, size=shape)
+    reduce = shape != ()
+    available, missing = peers("torch", "autograd")
+    fns = {"fastgraph": _fastgraph_fns(a0, b0, n, reduce)}
+    for peer in ("torch", "autograd"):
+        if peer in available:
+            fns[peer] = BUILDERS[peer](a0, b0, n, reduce)
+    if "torch" in fns:
+        import torch
+        torch.set_num_threads(1)  # scalar/64-element work: threads only add overhead
+    _check_grads(fns)
+    n_ops = OPS_PER_ITERATION * n + (1 if reduce else 0)
+    meta = {"shape": list(shape), "iterations": n, "ops": n_ops, "gc": "on"}
+    fwd = compare(f"{label} forward", {k: v[0] for k, v in fns.items()}, rounds=rounds,
+                  warmup=1, meta=meta, disable_gc=False)
+    tot = compare(f"{label} forward+backward", {k: v[1] for k, v in fns.items()}, rounds=rounds,
+                  warmup=1, meta=meta, disable_gc=False)
+    per_op: dict[str, dict[str, float]] = {}
+    for k in fns:
+        f, t = fwd.stats[k].median, tot.stats[k].median
+        per_op[k] = {"forward_us": 1e6 * f / n_ops, "backward_us": 1e6 * (t - f) / n_ops,
+                     "total_us": 1e6 * t / n_ops}
+    ratios = {k: per_op["fastgraph"]["total_us"] / v["total_us"]
+              for k, v in per_op.items() if k != "fastgraph"}
+    if verbose:
+        print_results([fwd, tot], missing)
+        print(f"per operation ({n_ops:,} ops), microseconds:")
+        print(f"  {'library':<12}{'forward':>10}{'backward':>10}{'total':>10}{'fastgraph/x':>14}")
+        for k, v in per_op.items():
+            r = f"{ratios[k]:.3f}x" if k in ratios else ""
+            print(f"  {k:<12}{v['forward_us']:>10.3f}{v['backward_us']:>10.3f}"
+                  f"{v['total_us']:>10.3f}{r:>14}")
+        for k, target in TARGETS.items():
+            if k in ratios:
+                verdict = "meets" if ratios[k] <= target else "MISSES"
+                print(f"  fastgraph/{k} total = {ratios[k]:.3f} ({verdict} the target of "
+                      f"{target}x)")
+    return {
+        "results": [fwd.to_dict(), tot.to_dict()],
+        "missing": missing,
+        "per_op_us": per_op,
+        "ratios": ratios,
+        "targets": {k: v for k, v in TARGETS.items() if k in ratios},
+        "meets_targets": {k: ratios[k] <= v for k, v in TARGETS.items() if k in ratios},
+    }
+
+
+def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
+    """``quick``: 500 iterations instead of 2,500 and 5 rounds instead of 7."""
+    n = 500 if quick else ITERATIONS
+    out = tape_benchmark("tape scalar", (), n, rounds=5 if quick else 7, verbose=verbose)
+    return {"benchmark": "tape_scalar", "quick": quick, **out}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="500 iterations, 5 rounds")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    out = run(quick=args.quick)
+    if args.json:
+        save_json(out, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
