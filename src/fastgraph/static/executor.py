@@ -74,6 +74,24 @@ def _commit_converter(p):
     return None
 
 
+# 0-d float steps whose Python operator is exactly NumPy's scalar arithmetic (operands are
+# NumPy scalars or weak Python scalars), emitted inline by the code generator
+_INLINE = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
+           "divide": "{0} / {1}", "negative": "-{0}"}
+
+
+def _scalar_step(p) -> bool:
+    if p.buf >= 0 or p.attrs or p.shape != () or p.dtype is None or p.dtype.kind != "f":
+        return False
+    strong = False
+    for q in p.inputs:
+        if q.shape != () or q.dtype is None or q.dtype.kind != "f":
+            return False
+        if not q.weak:
+            strong = True
+    return strong   # at least one NumPy scalar operand, so the result is a NumPy scalar
+
+
 class Plan:
     """One compiled (fetches, feed signature): ``run(feed_values, store) -> list``."""
 
@@ -134,6 +152,9 @@ class Plan:
             elif kind == "var":
                 lines.append(f"    {nm} = S[{p.var_index}]")
                 lines.append(f"    if {nm} is U: _uninit({p.var_index})")
+            elif kind == "op" and p.op.name in _INLINE and _scalar_step(p):
+                args = [names[id(q)] for q in p.inputs]
+                lines.append(f"    {nm} = {_INLINE[p.op.name].format(*args)}")
             elif kind in ("op", "call"):
                 fn = f"f{k}"
                 ns[fn] = p.fn if kind == "call" else (ufunc_of(p) if p.buf >= 0

@@ -20,6 +20,7 @@ __all__ = ["Session"]
 _ndarray = np.ndarray
 _generic = np.generic
 _F64 = np.dtype(np.float64)
+_f64 = np.float64
 
 
 def _flatten(fetches, leaves, graph):
@@ -95,7 +96,7 @@ class Session:
         dt = node.dtype
         t = type(v)
         if t is float and dt is _F64 and node.shape == ():
-            return v
+            return _f64(v)
         if t is _ndarray or isinstance(v, _generic):
             arr = v
         elif type(v) in NODE_TYPES:
@@ -137,6 +138,12 @@ class Session:
         vals = []
         sig = []
         for k, v in feed_dict.items():
+            if type(v) is float and type(k) in NODE_TYPES and k.dtype is _F64 and \
+                    k.shape == () and k.graph is graph:
+                nodes.append(k)     # the common scalar feed
+                vals.append(_f64(v))
+                sig.append(k)
+                continue
             if type(k) not in NODE_TYPES:
                 if isinstance(k, str):
                     k = graph.get(k)
