@@ -4,7 +4,7 @@
 The Python side (:mod:`fastgraph.fused.kernel`) compiles an expression DAG of elementwise ops into
 a register program, validates and broadcasts the operands, collapses dimensions, and calls
 :func:`run`.  Here the flattened iteration space is cut into fixed-size blocks; OpenMP threads take
-blocks (``prange``, static schedule), load each input's block into a register (in place when the
+blocks (``prange``, guided schedule), load each input's block into a register (in place when the
 input is contiguous, gathered with per-dimension strides otherwise, stride 0 for broadcasting),
 run the program on block-length registers and write only the outputs.  An optional trailing
 reduction is accumulated per block and the per-block partials are combined in block order, so the
@@ -838,7 +838,10 @@ cdef void _run_all(Ctx* c, real* scratch, int nthreads) noexcept nogil:
         for b in range(c.nblocks):
             _run_block(c, scratch, 0, b)
     else:
-        for b in prange(c.nblocks, schedule='static', num_threads=nthreads):
+        # guided: large contiguous chunks first, small ones at the end, so a thread that the OS
+        # preempts (busy machine) does not hold everyone up.  Blocks are fixed, so results do
+        # not depend on which thread ran which block.
+        for b in prange(c.nblocks, schedule='guided', num_threads=nthreads):
             _run_block(c, scratch, threadid(), b)
     if c.nred == 0:
         return

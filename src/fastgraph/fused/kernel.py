@@ -401,6 +401,7 @@ class FusedKernel:
         self._red_axes = red[0][1] if red else None
         self._keepdims = red[0][2] if red else False
         self._has_red = bool(red)
+        self._flat = None
 
     @property
     def nregs(self) -> int:
@@ -435,6 +436,10 @@ class FusedKernel:
 
     # -- calling --------------------------------------------------------------------------------
     def __call__(self, *inputs, out=None, num_threads=None, dtype=None):
+        if dtype is None and not self._has_red and inputs:
+            res = self._fast_call(inputs, out, num_threads)
+            if res is not None:
+                return res
         if len(inputs) != self.nin:
             raise TypeError(f"fused kernel {self.name!r} takes {self.nin} input(s), "
                             f"got {len(inputs)}")
@@ -552,6 +557,55 @@ class FusedKernel:
             np.array(cout, dtype=np.int64).reshape(self.nout, len(cshape)),
             np.array(cshape, dtype=np.int64),
             R if self._has_red else 0, red_codes, defer, nt, self.block, self.threshold)
+        return outs[0] if self.nout == 1 else tuple(outs)
+
+    def _fast_call(self, inputs, out, num_threads):
+        """Common case, with little Python: elementwise, every input an aligned C-contiguous
+        ndarray of one float dtype and one shape, outputs fresh or C-contiguous and disjoint from
+        the inputs. Returns None when the general path is needed."""
+        a0 = inputs[0]
+        if type(a0) is not np.ndarray or len(inputs) != self.nin:
+            return None
+        dt = a0.dtype
+        if dt != np.float64 and dt != np.float32:
+            return None
+        shape = a0.shape
+        for x in inputs:
+            if (type(x) is not np.ndarray or x.dtype != dt or x.shape != shape
+                    or not x.flags.c_contiguous or not x.flags.aligned):
+                return None
+        n = a0.size
+        if n == 0:
+            return None
+        if out is None:
+            outs = [np.empty(shape, dtype=dt) for _ in range(self.nout)]
+        else:
+            outs = [out] if isinstance(out, np.ndarray) else list(out)
+            if len(outs) != self.nout:
+                return None
+            for o in outs:
+                if (type(o) is not np.ndarray or o.dtype != dt or o.shape != shape
+                        or not o.flags.c_contiguous or not o.flags.writeable
+                        or not o.flags.aligned):
+                    return None
+            if self.nout > 1 or self.nin > 0:
+                for i, o in enumerate(outs):
+                    for x in inputs:
+                        if np.may_share_memory(o, x):
+                            return None
+                    for o2 in outs[:i]:
+                        if np.may_share_memory(o, o2):
+                            return None
+        nt = default_num_threads() if num_threads is None else int(num_threads)
+        if nt < 1:
+            return None
+        f = self._flat
+        if f is None:
+            f = self._flat = (np.ones((self.nin, 1), np.int64), np.ones((self.nout, 1), np.int64),
+                              np.zeros(self.nout, np.intc), np.zeros(self.nout, np.intc))
+        self._prog.run(dt == np.float64, list(inputs), f[0], outs, f[1],
+                       np.array([n], dtype=np.int64), 0, f[2], f[3], nt, self.block,
+                       self.threshold)
         return outs[0] if self.nout == 1 else tuple(outs)
 
     def _dtype(self, inputs, dtype):

@@ -1,0 +1,252 @@
+"""Micro-benchmark of the fused-kernel VM (fastgraph._fused).
+
+Used to choose how transcendentals are evaluated (``eval`` column of fastgraph/fused/opcodes.py) and
+the block size / thread threshold; the numbers that chose them are in docs/fused.md.
+
+    python benchmarks/bench_fused_vm.py            # everything (about a minute)
+    python benchmarks/bench_fused_vm.py --quick    # smaller arrays, fewer repeats
+    python benchmarks/bench_fused_vm.py --only ops,w4
+
+Sections:
+  ops      per-op candidates, 1 thread: libm C loop vs NumPy's own inner loop (called per block
+           through the ufunc loop table) vs fastgraph's vectorised kernels, and plain NumPy out=;
+  w4       issue #5 workload y = tanh(a*b + c) * sigmoid(d) + 0.5*a*a, float64: fused at 1 and 2
+           threads vs NumPy with out= buffers (and numexpr when installed);
+  grad     forward + gradients of sum(y) w.r.t. a, b, c, d as one 5-output kernel vs NumPy;
+  threads  scaling on a compute-bound expression (1 vs 2 threads);
+  block    block-size sweep on w4;
+  thresh   small sizes, 1 vs 2 threads (where OpenMP starts to pay).
+
+Times are the minimum over repeats (wall clock; "cpu" is the calling thread's CPU time, which is
+what a 1-thread run costs even on a busy machine).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+
+from fastgraph import _fused  # noqa: E402
+from fastgraph.fused import BY_NAME, Expr, compile_kernel  # noqa: E402
+
+
+def timeit(f, reps):
+    f()
+    wall, cpu = [], []
+    for _ in range(reps):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        f()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.thread_time() - c0)
+    return min(wall), min(cpu)
+
+
+def ms(t):
+    return f"{t * 1e3:8.1f}"
+
+
+def section(title):
+    print(f"\n== {title} " + "=" * max(0, 70 - len(title)))
+
+
+def bench_ops(n, reps):
+    section(f"per-op strategies, float64, n={n:,}, 1 thread (ns/element, cpu time)")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(n) * 3
+    pos = np.abs(x) + 0.1
+    out = np.empty(n)
+    names = ["exp", "expm1", "tanh", "sigmoid", "softplus", "log", "log1p", "sin", "cos", "tan",
+             "sinh", "cosh", "arctan", "erf", "sqrt", "floor", "ceil"]
+    print(f"{'op':10s}{'libm':>9s}{'numpy-loop':>12s}{'vec':>9s}{'np out=':>10s}   table")
+    for name in names:
+        arg = pos if name in ("log", "sqrt") else x
+        row = []
+        for strat in ("libm", "ufunc", "vec"):
+            spec = BY_NAME[name]
+            if strat == "vec" and not _fused.vm_has_vec(name):
+                row.append("      -")
+                continue
+            if strat == "ufunc" and spec.ufunc is None and name not in ("sigmoid", "softplus"):
+                row.append("         -")
+                continue
+            k = compile_kernel([Expr.op(name, Expr.input(0))], strategy=strat)
+            _, c = timeit(lambda: k(arg, out=out, num_threads=1), reps)
+            row.append(f"{c / n * 1e9:9.2f}" if strat != "ufunc" else f"{c / n * 1e9:12.2f}")
+        npf = getattr(np, BY_NAME[name].ufunc or "", None) if BY_NAME[name].ufunc else None
+        if npf is not None:
+            _, c = timeit(lambda: npf(arg, out=out), reps)
+            npt = f"{c / n * 1e9:10.2f}"
+        else:
+            npt = "         -"
+        print(f"{name:10s}{row[0]}{row[1]}{row[2]}{npt}   {BY_NAME[name].eval}")
+
+
+def w4_inputs(n):
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(n) for _ in range(4)]
+
+
+def w4_expr():
+    a, b, c, d = (Expr.input(i) for i in range(4))
+    return a, b, c, d, Expr.op("tanh", a * b + c), Expr.op("sigmoid", d)
+
+
+def numpy_w4(A, out, t1, t2):
+    a, b, c, d = A
+    np.multiply(a, b, out=t1)
+    np.add(t1, c, out=t1)
+    np.tanh(t1, out=t1)
+    np.negative(d, out=t2)       # sigmoid as 1 / (1 + exp(-d))
+    np.exp(t2, out=t2)
+    np.add(t2, 1.0, out=t2)
+    np.divide(1.0, t2, out=t2)
+    np.multiply(t1, t2, out=t1)
+    np.multiply(a, a, out=t2)
+    np.multiply(t2, 0.5, out=t2)
+    np.add(t1, t2, out=out)
+
+
+def bench_w4(n, reps):
+    section(f"issue #5 forward: y = tanh(a*b + c) * sigmoid(d) + 0.5*a*a, float64, n={n:,}")
+    A = w4_inputs(n)
+    a, b, c, d, t, s = w4_expr()
+    k = compile_kernel([t * s + 0.5 * a * a])
+    out, t1, t2 = np.empty(n), np.empty(n), np.empty(n)
+    res = {}
+    for nt in (1, 2):
+        w, cpu = timeit(lambda: k(*A, out=out, num_threads=nt), reps)
+        res[nt] = w
+        print(f"fused, {nt} thread(s):   wall {ms(w)} ms" + (f"   (cpu {ms(cpu)} ms)" if nt == 1 else ""))
+    w, _ = timeit(lambda: k(*A, num_threads=2), reps)
+    print(f"fused, 2 threads, allocating output: wall {ms(w)} ms")
+    w_np, _ = timeit(lambda: numpy_w4(A, out, t1, t2), reps)
+    print(f"NumPy with out= buffers: wall {ms(w_np)} ms")
+    print(f"speed-up vs NumPy out=: {w_np / res[1]:.2f}x (1 thread), {w_np / res[2]:.2f}x (2 threads);"
+          f" 2 vs 1 thread: {res[1] / res[2]:.2f}x")
+    try:
+        import numexpr as ne
+        for nt in (1, 2):
+            ne.set_num_threads(nt)
+            w, _ = timeit(lambda: ne.evaluate(
+                "tanh(a*b + c) * (1 / (1 + exp(-d))) + 0.5*a*a",
+                local_dict=dict(a=A[0], b=A[1], c=A[2], d=A[3]), out=out), reps)
+            print(f"numexpr, {nt} thread(s): wall {ms(w)} ms")
+    except ImportError:
+        print("numexpr: not installed")
+    print(k.describe())
+
+
+def bench_grad(n, reps):
+    section(f"forward + gradients of sum(y) w.r.t. a, b, c, d: one 5-output kernel, n={n:,}")
+    A = w4_inputs(n)
+    a, b, c, d, t, s = w4_expr()
+    y = t * s + 0.5 * a * a
+    gu = Expr.op("tanh_grad", t, s)          # d sum(y) / du, u = a*b + c  (= dc)
+    outs = [y, gu * b + a, gu * a, gu, Expr.op("sigmoid_grad", s, t)]
+    k = compile_kernel(outs)
+    bufs = [np.empty(n) for _ in outs]
+    for nt in (1, 2):
+        w, _ = timeit(lambda: k(*A, out=bufs, num_threads=nt), reps)
+        print(f"fused fwd+grad, {nt} thread(s): wall {ms(w)} ms")
+    kl = compile_kernel([y, gu * b + a, gu * a, gu, Expr.op("sigmoid_grad", s, t)],
+                        reduce=[("sum", None), None, None, None, None])
+    bufl = [np.empty(())] + bufs[1:]
+    w, _ = timeit(lambda: kl(*A, out=bufl, num_threads=2), reps)
+    print(f"fused loss (sum) + grads, 2 threads: wall {ms(w)} ms")
+    tmp = [np.empty(n) for _ in range(3)]
+
+    def numpy_grad():
+        a_, b_, c_, d_ = A
+        u, s_, t_ = tmp
+        np.multiply(a_, b_, out=u)
+        np.add(u, c_, out=u)
+        np.tanh(u, out=t_)
+        np.negative(d_, out=s_)
+        np.exp(s_, out=s_)
+        np.add(s_, 1.0, out=s_)
+        np.divide(1.0, s_, out=s_)
+        y_, ga, gb, gc, gd = bufs
+        np.multiply(t_, s_, out=y_)
+        np.multiply(a_, a_, out=u)
+        np.multiply(u, 0.5, out=u)
+        np.add(y_, u, out=y_)
+        np.multiply(t_, t_, out=gc)
+        np.subtract(1.0, gc, out=gc)
+        np.multiply(gc, s_, out=gc)
+        np.multiply(gc, b_, out=ga)
+        np.add(ga, a_, out=ga)
+        np.multiply(gc, a_, out=gb)
+        np.subtract(1.0, s_, out=gd)
+        np.multiply(gd, s_, out=gd)
+        np.multiply(gd, t_, out=gd)
+    w, _ = timeit(numpy_grad, reps)
+    print(f"NumPy fwd+grad with out= buffers: wall {ms(w)} ms")
+
+
+def bench_threads(n, reps):
+    section(f"thread scaling, compute-bound: sin(x) * tanh(x) + exp(-x*x), n={n:,}")
+    x = np.random.default_rng(0).standard_normal(n)
+    e = Expr.input(0)
+    k = compile_kernel([Expr.op("sin", e) * Expr.op("tanh", e) + Expr.op("exp", -(e * e))])
+    out = np.empty(n)
+    w1, _ = timeit(lambda: k(x, out=out, num_threads=1), reps)
+    w2, _ = timeit(lambda: k(x, out=out, num_threads=2), reps)
+    print(f"1 thread {ms(w1)} ms, 2 threads {ms(w2)} ms: {w1 / w2:.2f}x")
+
+
+def bench_block(n, reps):
+    section(f"block size sweep on w4, n={n:,}")
+    A = w4_inputs(n)
+    a, b, c, d, t, s = w4_expr()
+    out = np.empty(n)
+    for blk in (256, 512, 1024, 2048, 4096, 8192):
+        k = compile_kernel([t * s + 0.5 * a * a], block=blk)
+        w1, c1 = timeit(lambda: k(*A, out=out, num_threads=1), reps)
+        w2, _ = timeit(lambda: k(*A, out=out, num_threads=2), reps)
+        print(f"block {blk:5d}: 1 thread {ms(w1)} ms (cpu {ms(c1)}), 2 threads {ms(w2)} ms")
+
+
+def bench_thresh(reps):
+    section("small sizes: 1 vs 2 threads (us per call), exp(x) * x + 1")
+    e = Expr.input(0)
+    k = compile_kernel([Expr.op("exp", e) * e + 1.0], threshold=0)
+    for n in (1024, 4096, 16384, 32768, 65536, 131072, 262144):
+        x = np.random.default_rng(0).standard_normal(n)
+        out = np.empty(n)
+        w1, _ = timeit(lambda: k(x, out=out, num_threads=1), reps * 20)
+        w2, _ = timeit(lambda: k(x, out=out, num_threads=2), reps * 20)
+        print(f"n={n:7d}: 1 thread {w1 * 1e6:8.1f} us, 2 threads {w2 * 1e6:8.1f} us")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--n", type=int, default=None, help="elements for w4/grad (default 10M)")
+    p.add_argument("--only", default="ops,w4,grad,threads,block,thresh")
+    args = p.parse_args()
+    n = args.n or (2_000_000 if args.quick else 10_000_000)
+    reps = 3 if args.quick else 7
+    only = set(args.only.split(","))
+    print(f"fastgraph fused VM benchmark: numpy {np.__version__}, vec kernels: {_fused.vec_isa()}, "
+          f"cpus: {os.cpu_count()}")
+    if "ops" in only:
+        bench_ops(min(n, 2_000_000), reps)
+    if "w4" in only:
+        bench_w4(n, reps)
+    if "grad" in only:
+        bench_grad(n, reps)
+    if "threads" in only:
+        bench_threads(min(n, 4_000_000), reps)
+    if "block" in only:
+        bench_block(n, max(3, reps // 2))
+    if "thresh" in only:
+        bench_thresh(reps)
+
+
+if __name__ == "__main__":
+    main()
