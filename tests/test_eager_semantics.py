@@ -747,3 +747,73 @@ def test_floor_divide_has_zero_gradient():
     x = fg.tensor([3.5, -1.5], requires_grad=True)
     (x // 2.0).sum().backward()
     np.testing.assert_array_equal(x.grad.data, [0.0, 0.0])
+
+
+# ---- found while writing this suite (strict xfails until fixed) ----------------------------------------
+@pytest.mark.xfail(strict=True, reason="bug: fg.autograd.grad accumulates into the .grad of every "
+                                        "other leaf that requires grad (the walker delivers to "
+                                        "leaves not in `inputs`)")
+def test_autograd_grad_leaves_other_leaves_alone():
+    x = fg.tensor(1.0, requires_grad=True)
+    w = fg.tensor(2.0, requires_grad=True)
+    (gx,) = fg.autograd.grad(x * w, x)
+    assert gx.item() == 2.0
+    assert x.grad is None
+    assert w.grad is None
+
+
+@pytest.mark.xfail(strict=True, reason="bug: backward(inputs=[x]) also accumulates into the .grad "
+                                        "of leaves not listed in inputs")
+def test_backward_inputs_restricts_accumulation():
+    x = fg.tensor(1.0, requires_grad=True)
+    w = fg.tensor(2.0, requires_grad=True)
+    (x * w).backward(inputs=[x])
+    assert x.grad.item() == 2.0
+    assert w.grad is None
+
+
+@pytest.mark.xfail(strict=True, reason="bug: modifying in place a tensor saved for backward "
+                                        "silently gives a wrong gradient (PyTorch raises a "
+                                        "RuntimeError: 'modified by an inplace operation')")
+def test_inplace_change_of_saved_tensor_is_detected():
+    x = fg.tensor([1.0, 2.0], requires_grad=True)
+    c = fg.tensor([1.0, 2.0])
+    y = (x * c).sum()
+    c += 1.0
+    with pytest.raises(RuntimeError, match="in-?place"):
+        y.backward()
+
+
+@pytest.mark.xfail(strict=True, reason="bug: an in-place update of a leaf under no_grad after it "
+                                        "was saved by the tape silently changes the gradient "
+                                        "(PyTorch raises on backward)")
+def test_inplace_change_of_saved_leaf_under_no_grad_is_detected():
+    x = fg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    with fg.no_grad():
+        x += 1.0
+    with pytest.raises(RuntimeError, match="in-?place"):
+        y.backward()
+
+
+@pytest.mark.xfail(strict=True, reason="bug: grad mode is a process-wide global: no_grad() in one "
+                                        "thread stops recording in every other thread (PyTorch's "
+                                        "grad mode is thread-local)")
+def test_grad_mode_is_thread_local():
+    import threading
+    inside, release = threading.Event(), threading.Event()
+
+    def worker():
+        with fg.no_grad():
+            inside.set()
+            release.wait(5)
+
+    th = threading.Thread(target=worker)
+    th.start()
+    try:
+        assert inside.wait(5)
+        y = fg.tensor(1.0, requires_grad=True) * 2.0
+    finally:
+        release.set()
+        th.join()
+    assert y.requires_grad
