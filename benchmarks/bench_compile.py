@@ -13,7 +13,13 @@ Method: wall-clock of one cold build per library and size (each build is a fresh
 0.05x TF1's and steady <= 0.25x TF1's (the latter once the fuse pass lands); at 1,000 ops first run
 <= 0.2x JAX's.
 
-Measured on the shared 2-core VM (noisy; see the printed table of the last run for numbers).
+Measured (``--quick``, shared 2-core VM under heavy load from parallel builds, jax 0.10.2,
+tensorflow-cpu 2.21; the load inflates every number, peers included):
+
+    first run, 1,000 ops:   fastgraph 0.075 s, jax 3.58 s, tf1 1.36 s -> 0.021x jax (target 0.2x: met)
+    first run, 10,000 ops:  fastgraph 1.06 s, tf1 19.8 s            -> 0.054x tf1 (target 0.05x: just missed)
+    steady, 10,000 ops:     fastgraph 140 ms, tf1 26.5 ms           -> 5.3x tf1 (target 0.25x: needs the fuse pass)
+    unloaded, fastgraph alone: 1,000 / 10,000 / 100,000 ops first run 0.06 / 0.62 / 9.1 s (linear)
 
 Run: ``python benchmarks/bench_compile.py [--quick] [--json out.json]``.
 """
