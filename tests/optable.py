@@ -417,6 +417,8 @@ case("solve_mat", "solve", fg.linalg.solve, [((3, 3), "mat"), ((3, 2), "real")],
      np.linalg.solve, lambda a, b: _t().linalg.solve(a, b))
 case("solve_batched", "solve", fg.linalg.solve, [((2, 3, 3), "mat"), ((2, 3, 2), "real")],
      np.linalg.solve, lambda a, b: _t().linalg.solve(a, b))
+case("solve_broadcast_b", "solve", fg.linalg.solve, [((2, 3, 3), "mat"), ((3, 2), "real")],
+     np.linalg.solve, lambda a, b: _t().linalg.solve(a, b))
 case("det", "det", fg.linalg.det, [((3, 3), "mat")], np.linalg.det,
      lambda a: _t().linalg.det(a))
 case("det_negative", "det", fg.linalg.det, [((3, 3), "matneg")], np.linalg.det,
@@ -525,6 +527,14 @@ INDEX_CASES = [
     ("index_slice_and_int_array", lambda x: x[:, IDX_COLS], lambda x: x[:, _ti(IDX_COLS)]),
     ("index_bool_mask", lambda x: x[MASK], lambda x: x[_ti(MASK)]),
     ("index_bool_rows", lambda x: x[ROW_MASK], lambda x: x[_ti(ROW_MASK)]),
+    ("index_bool_rows_and_slice", lambda x: x[ROW_MASK, 1:], lambda x: x[_ti(ROW_MASK), 1:]),
+    ("index_bool_rows_and_int_array", lambda x: x[ROW_MASK, IDX_COLS[:2]],
+     lambda x: x[_ti(ROW_MASK), _ti(IDX_COLS[:2])]),
+    ("index_ellipsis_int_array", lambda x: x[..., IDX_COLS], lambda x: x[..., _ti(IDX_COLS)]),
+    ("index_np_integer", lambda x: x[np.int64(1), np.int64(-2)], lambda x: x[1, -2]),
+    ("index_list_pairs", lambda x: x[[0, 2, 0], [1, 1, 1]], lambda x: x[[0, 2, 0], [1, 1, 1]]),
+    ("index_empty_mask", lambda x: x[np.zeros((3, 4), bool)],
+     lambda x: x[_ti(np.zeros((3, 4), bool))]),
 ]
 for _id, _fn, _tor in INDEX_CASES:
     case(_id, "getitem", _fn, [((3, 4), "real")], _fn, _tor)

@@ -340,3 +340,34 @@ def test_softmax_family_stable_for_huge_logits():
 def test_cross_entropy_rejects_float_labels():
     with pytest.raises(TypeError, match="integer"):
         fg.cross_entropy(fg.randn(3, 2), np.array([0.0, 1.0, 1.0]))
+
+
+# ---- edge cases outside the table's smooth domains ---------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="bug: prod's VJP is g * ans / x, so an input with a zero "
+                                        "entry gets NaN instead of the product of the others")
+@pytest.mark.parametrize("data,axis,expected", [
+    ([0.0, 2.0, 3.0], None, [6.0, 0.0, 0.0]),
+    ([[0.0, 2.0], [0.0, 0.0], [4.0, 5.0]], 1, [[2.0, 0.0], [0.0, 0.0], [5.0, 4.0]]),
+])
+def test_prod_gradient_with_zero_entries(data, axis, expected):
+    x = fg.tensor(data, requires_grad=True)
+    fg.prod(x, axis=axis).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, expected)
+
+
+def test_ties_share_gradient_like_torch():
+    x = fg.tensor([1.0, 3.0, 3.0], requires_grad=True)
+    fg.maximum(x, fg.tensor([1.0, 0.0, 3.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [0.5, 1.0, 0.5])
+    y = fg.tensor([[2.0, 2.0], [1.0, 0.0]], requires_grad=True)
+    fg.max(y, axis=1).sum().backward()
+    np.testing.assert_array_equal(y.grad.data, [[0.5, 0.5], [1.0, 0.0]])
+
+
+def test_kinks_use_torch_subgradients():
+    x = fg.tensor([0.0, 0.0], requires_grad=True)
+    (fg.abs(x) + fg.relu(x)).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [0.0, 0.0])
+    c = fg.tensor([-0.5, 0.5], requires_grad=True)
+    fg.clip(c, -0.5, 0.5).sum().backward()  # at the bounds the gradient passes (torch.clamp)
+    np.testing.assert_array_equal(c.grad.data, [1.0, 1.0])
