@@ -119,9 +119,10 @@ def test_opcode_contiguous_sizes(name, dtype):
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
 @pytest.mark.parametrize("name", [op.name for op in OPCODES if op.ufunc or op.eval != "c"])
 def test_opcode_every_strategy(name, dtype, strategy):
-    k = _kernel(name, strategy=strategy)
+    # threshold=0 and 2 threads: NumPy inner loops run in OpenMP workers, without the GIL
+    k = _kernel(name, strategy=strategy, threshold=0)
     xs = _inputs(name, [(3 * B + 7,)] * BY_NAME[name].arity, dtype, seed=3)
-    _check(name, xs, dtype, k(*xs))
+    _check(name, xs, dtype, k(*xs, num_threads=2))
 
 
 LAYOUTS = ["step", "transposed", "reversed", "scalar", "row", "column", "0d"]

@@ -48,6 +48,20 @@ def default_num_threads() -> int:
     return int(get_num_threads())
 
 
+def _threads(num_threads) -> int:
+    if num_threads is None:
+        nt = default_num_threads()
+    else:
+        nt = int(num_threads)
+        if nt < 1:
+            raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+    # more threads than this only adds scratch memory and fork/join cost
+    return min(nt, _MAX_THREADS)
+
+
+_MAX_THREADS = max(64, 4 * (os.cpu_count() or 1))
+
+
 # ------------------------------------------------------------------------------------------------
 # expressions
 # ------------------------------------------------------------------------------------------------
@@ -546,9 +560,7 @@ class FusedKernel:
             cin = [[0] for _ in cin]
             cout = [[0] for _ in cout]
 
-        nt = default_num_threads() if num_threads is None else int(num_threads)
-        if nt < 1:
-            raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+        nt = _threads(num_threads)
         red_codes = [_RED_CODES[s[0]] if s is not None else 0 for s in self.reduce]
         self._prog.run(
             dt == np.float64, arrs,
@@ -596,9 +608,7 @@ class FusedKernel:
                     for o2 in outs[:i]:
                         if np.may_share_memory(o, o2):
                             return None
-        nt = default_num_threads() if num_threads is None else int(num_threads)
-        if nt < 1:
-            return None
+        nt = _threads(num_threads)
         f = self._flat
         if f is None:
             f = self._flat = (np.ones((self.nin, 1), np.int64), np.ones((self.nout, 1), np.int64),
