@@ -773,6 +773,44 @@ def test_operators_and_reflected_forms():
     np.testing.assert_allclose(x.grad.data, num, rtol=1e-6)
 
 
+METHODS = [
+    ("sum", (), {"axis": 0}), ("mean", (), {"axis": 1, "keepdims": True}), ("prod", (), {}),
+    ("max", (), {"axis": 0}), ("min", (), {}), ("var", (), {"ddof": 1}), ("std", (), {"axis": 1}),
+    ("logsumexp", (), {"axis": 0}), ("reshape", ((3, 2),), {}), ("swapaxes", (0, 1), {}),
+    ("squeeze", (), {}), ("expand_dims", (0,), {}), ("ravel", (), {}), ("clip", (0.6, 1.2), {}),
+    ("exp", (), {}), ("expm1", (), {}), ("log", (), {}), ("log1p", (), {}), ("sqrt", (), {}),
+    ("square", (), {}), ("reciprocal", (), {}), ("sin", (), {}), ("cos", (), {}),
+    ("tan", (), {}), ("tanh", (), {}), ("sinh", (), {}), ("cosh", (), {}), ("arctan", (), {}),
+    ("sigmoid", (), {}), ("relu", (), {}), ("softplus", (), {}), ("abs", (), {}),
+    ("sign", (), {}), ("floor", (), {}), ("ceil", (), {}), ("softmax", (), {}),
+    ("log_softmax", (), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", METHODS, ids=[m[0] for m in METHODS])
+def test_method_forms_match_functions(name, args, kwargs):
+    data = np.array([[0.5, 1.3, 0.7], [1.1, 0.9, 1.6]])
+    a = fg.tensor(data, requires_grad=True)
+    b = fg.tensor(data, requires_grad=True)
+    out_m = getattr(a, name)(*args, **kwargs)
+    fn = getattr(fg, name)
+    out_f = fn(b, *args, **kwargs)
+    np.testing.assert_array_equal(out_m.data, out_f.data)
+    out_m.sum().backward()
+    out_f.sum().backward()
+    np.testing.assert_array_equal(a.grad.data, b.grad.data)
+
+
+def test_transpose_method_forms():
+    x = fg.ones((2, 3, 4))
+    assert x.transpose().shape == (4, 3, 2)
+    assert x.transpose(1, 0, 2).shape == (3, 2, 4)
+    assert x.transpose((2, 0, 1)).shape == (4, 2, 3)
+    assert x.reshape(4, 6).shape == x.reshape((4, 6)).shape == x.reshape([4, 6]).shape
+    assert x.flatten().shape == (24,)
+    assert fg.ones(3).dot(fg.ones(3)).item() == 3.0
+
+
 def test_floor_divide_has_zero_gradient():
     x = fg.tensor([3.5, -1.5], requires_grad=True)
     (x // 2.0).sum().backward()
