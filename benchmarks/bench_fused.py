@@ -4,7 +4,8 @@ What it measures: ``y = tanh(a*b + c) * sigmoid(d) + 0.5*a*a`` on float64 arrays
 elements (``--quick``: 1,000,000), and forward + gradients of ``sum(y)`` with respect to
 ``a, b, c, d`` -- fastgraph via ``@fg.function`` (traced once, run as one fused kernel) against
 NumPy (plain expression; and with ``out=`` into preallocated buffers), numexpr, JAX ``jit``,
-PyTorch eager and ``torch.compile``, and TensorFlow ``tf.function(jit_compile=True)`` (XLA).
+PyTorch eager and ``torch.compile`` (not in ``--quick``: its compilation alone takes
+10-20 s here), and TensorFlow ``tf.function(jit_compile=True)`` (XLA).
 
 Why it matters: elementwise chains are memory-bound. NumPy materialises every intermediate
 (reading and writing 8 bytes per element per operation), so the work a fuser removes is
@@ -340,7 +341,8 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
         tf_, f, g, conv = torch_fns(torch)
         targs = conv(arrays)
         add("torch", f, g, targs)
-        compiled = torch_compile_fns(torch, tf_, targs)
+        compiled = ("skipped in --quick (compiling takes 10-20 s here)" if quick
+                    else torch_compile_fns(torch, tf_, targs))
         if isinstance(compiled, str):
             skipped["torch_compile"] = compiled
         else:

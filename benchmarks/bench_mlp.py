@@ -268,8 +268,16 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
                 r = ms[a] / ms[b]
                 print(f"{a}/{b} = {r:.3f} ({'meets' if r <= target else 'MISSES'} the target "
                       f"of {target}x)")
+    headline = []
+    for a in ("fastgraph", "fastgraph_static", "fastgraph_function"):
+        for b in ("numpy", "torch"):
+            if a in ms and b in ms:
+                headline.append({"case": "MLP training step", "fastgraph": a, "peer": b,
+                                 "fastgraph_s": ms[a] / 1e3, "peer_s": ms[b] / 1e3,
+                                 "ratio": ms[a] / ms[b], "target": TARGETS.get((a, b))})
     return {
         "benchmark": "mlp",
+        "headline": headline,
         "quick": quick,
         "results": [res.to_dict()],
         "missing": [k for k in skipped if k == "torch"],

@@ -174,7 +174,13 @@ def tape_benchmark(label: str, shape: tuple, n: int, rounds: int,
                 verdict = "meets" if ratios[k] <= target else "MISSES"
                 print(f"  fastgraph/{k} total = {ratios[k]:.3f} ({verdict} the target of "
                       f"{target}x)")
+    headline = [{"case": f"{label} total per op", "fastgraph": "fastgraph", "peer": k,
+                 "fastgraph_s": per_op["fastgraph"]["total_us"] * 1e-6,
+                 "peer_s": per_op[k]["total_us"] * 1e-6, "ratio": r,
+                 "target": TARGETS.get(k) if shape == () else None}
+                for k, r in ratios.items()]
     return {
+        "headline": headline,
         "results": [fwd.to_dict(), tot.to_dict()],
         "missing": missing,
         "per_op_us": per_op,
