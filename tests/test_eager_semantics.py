@@ -885,3 +885,34 @@ def test_grad_mode_is_thread_local():
         release.set()
         th.join()
     assert y.requires_grad
+
+
+def test_autograd_grad_with_respect_to_a_non_leaf():
+    x = fg.tensor(2.0, requires_grad=True)
+    y = x * x
+    z = y * 3.0 + y * y
+    (gy,) = fg.autograd.grad(z, y)
+    assert gy.item() == 3.0 + 2 * 4.0
+    assert x.grad is None
+
+
+@pytest.mark.xfail(strict=True, reason="bug: autograd.grad(z, [y, x]) with y = f(x) stops the walk "
+                                        "at the captured y, so dz/dx misses the path through y "
+                                        "(gives 1.0; PyTorch gives 13.0)")
+def test_autograd_grad_wrt_non_leaf_and_its_ancestor():
+    x = fg.tensor(2.0, requires_grad=True)
+    y = x * x
+    z = y * 3.0 + x
+    gy, gx = fg.autograd.grad(z, [y, x])
+    assert gy.item() == 3.0
+    assert gx.item() == 3.0 * 2 * 2.0 + 1.0
+
+
+@pytest.mark.xfail(strict=True, reason="bug: hooks registered on a non-leaf are not run when "
+                                        "autograd.grad captures that tensor (PyTorch runs them)")
+def test_hook_runs_on_captured_non_leaf():
+    x = fg.tensor(1.0, requires_grad=True)
+    y = x * 2.0
+    y.register_hook(lambda g: g * 10.0)
+    (gy,) = fg.autograd.grad(y * 3.0, y)
+    assert gy.item() == 30.0
