@@ -296,6 +296,15 @@ def test_cse_and_peepholes():
     np.testing.assert_array_equal(o2, a ** 2)
 
 
+def test_expr_operators_with_numpy_scalars():
+    x = Expr.input(0)
+    e = np.float64(2.0) * x - np.float32(1.0) / (x ** 2) + (-x)
+    assert isinstance(e, Expr)
+    a = np.linspace(0.5, 2, 100)
+    np.testing.assert_allclose(compile_kernel([e])(a), 2 * a - 1 / a ** 2 - a, rtol=1e-15)
+    assert repr(Expr.op("exp", x)) == "exp(in0)"
+
+
 def test_unused_input_and_nin():
     k = compile_kernel([Expr.op("exp", Expr.input(1))], nin=3)
     a = np.arange(5.0)
@@ -471,6 +480,19 @@ def test_out_strided_and_aliasing_inputs():
     k2 = compile_kernel([Expr.op("exp", Expr.input(0))])
     k2(buf[1:], out=buf[:-1])
     np.testing.assert_allclose(buf[:-1], np.exp(src), rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+def test_streaming_stores_same_result(dtype):
+    y, ga, gb, gu, gd = w4_exprs()
+    xs = [np.random.default_rng(i).standard_normal(5 * B + 3).astype(dtype) for i in range(4)]
+    plain = compile_kernel([y, gd], threshold=0)(*xs, num_threads=2)
+    streamed = compile_kernel([y, gd], threshold=0, stream_min=0)
+    for got in (streamed(*xs, num_threads=2), streamed(*[x[1:] for x in xs])):
+        ref = plain if got[0].shape == plain[0].shape else \
+            compile_kernel([y, gd])(*[x[1:] for x in xs])
+        for g, r in zip(got, ref):
+            assert g.tobytes() == r.tobytes()
 
 
 def test_out_errors():

@@ -169,6 +169,30 @@ cdef extern from *:
     #endif
     typedef double d_t;
     typedef float f_t;
+    /* Streaming (non-temporal) copy of a finished block into a large output: the output's
+       cache lines are not read first (saves 1/3 of its memory traffic) nor kept in cache. */
+    #if defined(__SSE2__) || defined(_M_X64)
+    #  include <emmintrin.h>
+    static void fg_stream_d(double *dst, const double *src, Py_ssize_t n) {
+        Py_ssize_t i = 0;
+        if ((((uintptr_t)dst) & 15) == 0)
+            for (; i + 2 <= n; i += 2) _mm_stream_pd(dst + i, _mm_loadu_pd(src + i));
+        for (; i < n; i++) dst[i] = src[i];
+    }
+    static void fg_stream_f(float *dst, const float *src, Py_ssize_t n) {
+        Py_ssize_t i = 0;
+        if ((((uintptr_t)dst) & 15) == 0)
+            for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+        for (; i < n; i++) dst[i] = src[i];
+    }
+    static void fg_sfence(void) { _mm_sfence(); }
+    #else
+    static void fg_stream_d(double *dst, const double *src, Py_ssize_t n) {
+        memcpy(dst, src, (size_t)n * sizeof(double)); }
+    static void fg_stream_f(float *dst, const float *src, Py_ssize_t n) {
+        memcpy(dst, src, (size_t)n * sizeof(float)); }
+    static void fg_sfence(void) { }
+    #endif
     FG_DISPATCH(exp, d) FG_DISPATCH(exp, f)
     FG_DISPATCH(expm1, d) FG_DISPATCH(expm1, f)
     FG_DISPATCH(tanh, d) FG_DISPATCH(tanh, f)
@@ -183,6 +207,9 @@ cdef extern from *:
     void fg_vsigmoid_d(double*, const double*, Py_ssize_t) noexcept nogil
     void fg_vsigmoid_f(float*, const float*, Py_ssize_t) noexcept nogil
     int fg_vec_init() noexcept nogil
+    void fg_stream_d(double*, const double*, Py_ssize_t) noexcept nogil
+    void fg_stream_f(float*, const float*, Py_ssize_t) noexcept nogil
+    void fg_sfence() noexcept nogil
     int fg_vec_avx2
 
 
@@ -679,6 +706,7 @@ cdef enum:
     OUT_CONTIG = 0
     OUT_SCATTER = 1
     OUT_REDUCED = 2
+    OUT_STREAM = 3
     RED_NONE = 0
     RED_SUM = 1
     RED_MEAN = 2
@@ -795,7 +823,12 @@ cdef void _run_block(Ctx* c, real* scratch, int tid, Py_ssize_t b) noexcept nogi
     for k in range(c.nout):
         m = c.out_mode[k]
         r = c.out_reg[k]
-        if m == OUT_SCATTER:
+        if m == OUT_STREAM:
+            if real is double:
+                fg_stream_d((<double*>c.out_base[k]) + s, regs[r], n)
+            else:
+                fg_stream_f((<float*>c.out_base[k]) + s, regs[r], n)
+        elif m == OUT_SCATTER:
             _gather(regs[r], <real*>c.out_base[k], c.out_str + k * c.nd, c.shape, c.nd, s, n, True)
         elif m == OUT_REDUCED:
             v = regs[r]
@@ -843,6 +876,7 @@ cdef void _run_all(Ctx* c, real* scratch, int nthreads) noexcept nogil:
         # not depend on which thread ran which block.
         for b in prange(c.nblocks, schedule='guided', num_threads=nthreads):
             _run_block(c, scratch, threadid(), b)
+    fg_sfence()
     if c.nred == 0:
         return
     # combine per-block partials sequentially, in block order (independent of thread count)
@@ -975,7 +1009,7 @@ cdef class Program:
 
     def run(self, bint f64, list inputs, in_strides, list outputs, out_strides, shape,
             Py_ssize_t red_len, out_red, out_defer, int nthreads, Py_ssize_t block,
-            Py_ssize_t threshold):
+            Py_ssize_t threshold, Py_ssize_t stream_min=-1):
         """Run on validated operands (see :class:`fastgraph.fused.kernel.FusedKernel`).
 
         ``inputs``/``outputs`` are ndarrays of the kernel dtype; ``in_strides``/``out_strides``
@@ -983,7 +1017,9 @@ cdef class Program:
         ``red_len`` the flat length of one reduction row (0: no reduction); ``out_red[k]`` the
         reduction of output ``k`` (0 none, 1 sum, 2 mean, 3 max, 4 min; reduced outputs are
         C-contiguous with one element per row); ``out_defer[k]`` forces scratch + write-back
-        (the output aliases an input).  Nothing here checks shapes again: the caller did.
+        (the output aliases an input); contiguous outputs of at least ``stream_min`` elements
+        (``-1``: never) are written with non-temporal stores.  Nothing here checks shapes
+        again: the caller did.
         """
         cdef cnp.int64_t[:, ::1] ist = np.ascontiguousarray(in_strides, dtype=np.int64).reshape(
             len(inputs), -1)
@@ -1125,6 +1161,8 @@ cdef class Program:
                     c.out_mode[k] = OUT_REDUCED
                     c.out_redidx[k] = ired
                     ired += 1
+                elif contig and not odef[k] and stream_min >= 0 and N >= stream_min:
+                    c.out_mode[k] = OUT_STREAM
                 elif contig and not odef[k]:
                     c.out_mode[k] = OUT_CONTIG
                 else:

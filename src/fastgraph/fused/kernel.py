@@ -73,6 +73,7 @@ class Expr:
     """
 
     __slots__ = ("kind", "name", "args", "index", "value")
+    __array_ufunc__ = None     # np.float64(2) * expr -> Expr.__rmul__, not an object array
 
     def __init__(self, kind, name=None, args=(), index=None, value=None):
         self.kind = kind          # "input" | "const" | "op"
@@ -268,6 +269,7 @@ def _normalise_reduce(reduce, nout):
 
 def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy: str = "auto",
                    block: int = DEFAULT_BLOCK, threshold: int = DEFAULT_THRESHOLD,
+                   stream_min: Optional[int] = None,
                    name: Optional[str] = None) -> "FusedKernel":
     """Compile expressions into one fused kernel with one or more outputs.
 
@@ -279,7 +281,8 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
     ``strategy``: how transcendentals run — ``"auto"`` (the table's choice), ``"libm"`` (plain C
     loops), ``"vec"`` (fastgraph's vectorised kernels where they exist), ``"ufunc"`` (NumPy's inner
     loops where they exist).  ``block``: elements per block; ``threshold``: below this many
-    elements the kernel runs on one thread.
+    elements the kernel runs on one thread.  ``stream_min``: contiguous outputs with at least
+    this many elements are written with non-temporal stores (``None``: never).
     """
     if isinstance(outputs, Expr):
         outputs = [outputs]
@@ -372,7 +375,7 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
     return FusedKernel(prog, nin, len(outs), specs, block, threshold, strategy,
                        dict(nregs=nregs, in_reg=in_reg, out_reg=out_reg,
                             consts=dict(zip(const_reg, const_val)), listing=listing),
-                       name or "fused")
+                       name or "fused", stream_min)
 
 
 def _mode_for(spec, strategy, vm):
@@ -401,7 +404,8 @@ class FusedKernel:
     reduced and ``keepdims=False`` is a 0-d array.
     """
 
-    def __init__(self, prog, nin, nout, specs, block, threshold, strategy, info, name):
+    def __init__(self, prog, nin, nout, specs, block, threshold, strategy, info, name,
+                 stream_min=None):
         self._prog = prog
         self.nin = nin
         self.nout = nout
@@ -416,6 +420,7 @@ class FusedKernel:
         self._keepdims = red[0][2] if red else False
         self._has_red = bool(red)
         self._flat = None
+        self._stream = -1 if stream_min is None else int(stream_min)
 
     @property
     def nregs(self) -> int:
@@ -568,7 +573,8 @@ class FusedKernel:
             [o.reshape(-1) if red_out[k] else o for k, o in enumerate(outs)],
             np.array(cout, dtype=np.int64).reshape(self.nout, len(cshape)),
             np.array(cshape, dtype=np.int64),
-            R if self._has_red else 0, red_codes, defer, nt, self.block, self.threshold)
+            R if self._has_red else 0, red_codes, defer, nt, self.block, self.threshold,
+            self._stream)
         return outs[0] if self.nout == 1 else tuple(outs)
 
     def _fast_call(self, inputs, out, num_threads):
@@ -615,7 +621,7 @@ class FusedKernel:
                               np.zeros(self.nout, np.intc), np.zeros(self.nout, np.intc))
         self._prog.run(dt == np.float64, list(inputs), f[0], outs, f[1],
                        np.array([n], dtype=np.int64), 0, f[2], f[3], nt, self.block,
-                       self.threshold)
+                       self.threshold, self._stream)
         return outs[0] if self.nout == 1 else tuple(outs)
 
     def _dtype(self, inputs, dtype):
