@@ -116,8 +116,6 @@ def test_value_and_grad_has_aux():
     assert float(np.asarray(aux["norm"])) == 5.0
 
 
-@pytest.mark.xfail(strict=True, reason="bug: has_aux returns aux Tensors inside containers "
-                                        "(dicts) unconverted: aux is not NumPy")
 def test_value_and_grad_aux_containers_are_numpy():
     f = lambda x: (fg.sum(x ** 2), {"norm": fg.sqrt(fg.sum(x ** 2))})
     (_, aux), _ = fg.value_and_grad(f, has_aux=True)(np.array([3.0, 4.0]))
@@ -144,9 +142,6 @@ def test_value_and_grad_argnums_tuple():
     np.testing.assert_array_equal(gb, [1.0, 2.0])
 
 
-@pytest.mark.xfail(strict=True, reason="bug: fg.grad accumulates into the .grad of a leaf Tensor "
-                                        "the function closes over (autograd.grad delivers to "
-                                        "leaves not in inputs)")
 def test_grad_does_not_touch_closed_over_leaf_grad():
     w = fg.tensor(2.0, requires_grad=True)
     g = fg.grad(lambda x: x * w)(1.0)
@@ -242,9 +237,6 @@ def test_grad_of_value_and_grad_closure():
     np.testing.assert_allclose(fg.grad(f)(x), 3 * x ** 2 + 6 * x)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: an inner fg.grad whose argument is a plain array "
-                   "but whose function closes over an outer traced Tensor returns NumPy "
-                   "(create_graph=False), silently dropping the dependence: outer grad is 0")
 def test_grad_through_closed_over_tensor():
     w = np.array([1.0, 2.0])
     g = fg.grad(lambda a: fg.grad(lambda x: fg.sum(a * x * x))(w).sum())(np.array([3.0, 4.0]))

@@ -40,6 +40,8 @@ cdef class TapeNode:
     cdef object _g
     cdef Py_ssize_t _deps
     cdef unsigned long long _walk
+    # sum of the input Tensors' versions when recorded: in-place changes since then are errors
+    cdef long long _versions
 
     def __init__(self, op, tuple inputs, attrs, ans, tuple parents):
         self.op = op
@@ -63,6 +65,7 @@ cdef class TensorBase:
     cdef public object _hooks
     cdef public bint _requires_grad
     cdef public bint _retains
+    cdef public long long _version  # bumped by every in-place change of the data
     cdef object __weakref__
 
     def __init__(self, data, bint requires_grad=False, grad_fn=None):
@@ -102,7 +105,7 @@ cdef class TensorBase:
 
 # ---- configuration set once by the Python layer -----------------------------------------------
 cdef object _Tensor = None          # the Python Tensor class
-cdef object _grad_mode = None       # the grad_mode module (reads ._enabled)
+cdef object _grad_state = None      # grad_mode's thread-local state (reads .enabled)
 cdef dict _other_kinds = {}         # type -> applier, for non-eager kinds (graph Nodes)
 cdef object _ZERO = None
 cdef object _sum_to_like = None
@@ -113,12 +116,12 @@ cdef object _ADD = None, _SUB = None, _MUL = None, _DIV = None, _NEG = None
 
 def configure(tensor_cls, grad_mode_module, zero, sum_to_like, astype, op_error, registry):
     """Wire the Python layer in (called once when ``fastgraph.eager.tensor`` is imported)."""
-    global _Tensor, _grad_mode, _ZERO, _sum_to_like, _astype, _op_error
+    global _Tensor, _grad_state, _ZERO, _sum_to_like, _astype, _op_error
     global _ADD, _SUB, _MUL, _DIV, _NEG
     _ADD, _SUB, _MUL, _DIV, _NEG = (registry[name] for name in
                                     ("add", "subtract", "multiply", "divide", "negative"))
     _Tensor = tensor_cls
-    _grad_mode = grad_mode_module
+    _grad_state = grad_mode_module._state
     _ZERO = zero
     _sum_to_like = sum_to_like
     _astype = astype
@@ -198,12 +201,13 @@ cpdef object record(object op, tuple args, object attrs):
         else:
             out = op.forward(*values)
     except Exception as e:
-        raise _op_error(op, values, e) from e
+        raise _op_error(op, values, attrs, e) from e
     if type(out) is not _ndarray and not isinstance(out, _generic):
         out = _asarray(out)
     cdef TapeNode node
-    if needs_grad and op.differentiable and _grad_mode._enabled:
+    if needs_grad and op.differentiable and _grad_state.enabled:
         node = TapeNode.__new__(TapeNode)
+        node._versions = _version_sum(args)
         node.op = op
         node.inputs = args
         node.attrs = attrs
@@ -214,6 +218,21 @@ cpdef object record(object op, tuple args, object attrs):
 
 
 # ---- backward ---------------------------------------------------------------------------------
+cdef inline long long _version_sum(tuple args):
+    cdef long long total = 0
+    cdef object a
+    for a in args:
+        if isinstance(a, TensorBase):
+            total += (<TensorBase>a)._version
+    return total
+
+
+_MODIFIED_MESSAGE = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation (an input of {op!r}); recompute the forward pass after changing it, or change a "
+    "copy")
+
+
 cdef inline object _accumulate(dict grads, object key, object g):
     cdef object prev = grads.get(key)
     if prev is None:
@@ -260,6 +279,39 @@ cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, t
 cdef unsigned long long _walk_counter = 0
 
 
+cdef set _leading_to(list roots, dict targets):
+    """Ids of the nodes (and leaves) on some path from ``roots`` to a target: the only ones whose
+    gradients ``fg.autograd.grad`` needs.  Iterative post-order over the DAG."""
+    cdef set needed = set()
+    cdef set visited = set()
+    cdef list stack = []
+    cdef object node, parent
+    cdef bint state, hit
+    for node in roots:
+        stack.append((node, False))
+    while stack:
+        node, state = stack.pop()
+        if not state:
+            if id(node) in visited:
+                continue
+            visited.add(id(node))
+            stack.append((node, True))
+            if type(node) is TapeNode:
+                for parent in (<TapeNode>node).parents:
+                    if parent is not None and id(parent) not in visited:
+                        stack.append((parent, False))
+            continue
+        hit = id(node) in targets
+        if not hit and type(node) is TapeNode:
+            for parent in (<TapeNode>node).parents:
+                if parent is not None and id(parent) in needed:
+                    hit = True
+                    break
+        if hit:
+            needed.add(id(node))
+    return needed
+
+
 def walk(list roots, list root_grads, bint retain_graph, bint create_graph, object engine,
          object capture=None):
     """Propagate ``root_grads`` from ``roots`` (TapeNodes or leaf Tensors) back to the leaves.
@@ -267,7 +319,8 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     ``engine`` supplies the Python policy at the ends: ``engine.deliver(leaf, g, create_graph)``
     (hooks, accumulation into ``.grad``) and ``engine.node_hooks(node, g, create_graph)`` (hooks
     and ``retain_grad`` of non-leaf outputs).  With ``capture`` (a dict ``id(target) -> None``),
-    gradients reaching those targets are stored there instead, and the walk stops at them.
+    as ``fg.autograd.grad`` uses it, the gradient reaching each target is stored there, only the
+    nodes on a path to a target are visited, and no leaf's ``.grad`` is touched.
 
     Gradient sums and pending-consumer counts live in the TapeNodes' scratch fields (stamped with
     this walk's number, so a walk interrupted by an exception leaves nothing stale); leaves use
@@ -285,10 +338,13 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     cdef tuple parents, inputs, args
     cdef TapeNode tn, pn
     cdef bint capturing = capture is not None
+    cdef set needed = _leading_to(roots, capture) if capturing else None
     cdef object deliver = engine.deliver
 
-    # 1. count, for every reachable node, how many reachable consumers feed it
+    # 1. count, for every node to visit, how many visited consumers feed it
     for node in roots:
+        if capturing and id(node) not in needed:
+            continue
         if type(node) is TapeNode:
             tn = <TapeNode>node
             if tn._walk != stamp:
@@ -300,10 +356,8 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
             leaf_deps[id(node)] = 0
     while stack:
         tn = <TapeNode>stack.pop()
-        if capturing and id(tn) in capture:
-            continue
         for parent in tn.parents:
-            if parent is None:
+            if parent is None or (capturing and id(parent) not in needed):
                 continue
             if type(parent) is TapeNode:
                 pn = <TapeNode>parent
@@ -320,12 +374,16 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
 
     # 2. Kahn's order from the roots
     for node, g in zip(roots, root_grads):
+        if capturing and id(node) not in needed:
+            continue
         if type(node) is TapeNode:
             tn = <TapeNode>node
             tn._g = g if tn._g is None else tn._g + g
         else:
             _accumulate(leaf_grads, id(node), g)
     for node in roots:
+        if capturing and id(node) not in needed:
+            continue
         if type(node) is TapeNode:
             tn = <TapeNode>node
             if tn._deps == 0:
@@ -340,7 +398,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
             node = ready.pop()
             if type(node) is not TapeNode:
                 g = leaf_grads.pop(id(node))
-                if capturing and id(node) in capture:
+                if capturing:
                     capture[id(node)] = g
                 else:
                     deliver(node, g, create_graph)
@@ -348,14 +406,15 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
             tn = <TapeNode>node
             g = tn._g
             tn._g = None
-            if capturing and id(tn) in capture:
-                capture[id(tn)] = g
-                continue
             inputs = tn.inputs
             if inputs is None:
                 raise RuntimeError(_FREED_MESSAGE)
+            if tn._versions != _version_sum(inputs):
+                raise RuntimeError(_MODIFIED_MESSAGE.format(op=tn.op.name))
             if tn.hooks is not None or tn.retained is not None:
                 g = engine.node_hooks(tn, g, create_graph)
+            if capturing and id(tn) in capture:
+                capture[id(tn)] = g
             if create_graph:
                 args = inputs
                 ans = _new_tensor(tn.ans, tn)
@@ -367,7 +426,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
             n_parents = len(parents)
             for i in range(n_parents):
                 parent = parents[i]
-                if parent is None:
+                if parent is None or (capturing and id(parent) not in needed):
                     continue
                 gi = _input_gradient(tn, i, g, ans, args, create_graph)
                 if type(parent) is TapeNode:

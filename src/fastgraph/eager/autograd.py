@@ -124,11 +124,11 @@ class _grad_mode_for:
         self.mode = bool(create_graph)
 
     def __enter__(self):
-        self.prev = _gm._enabled
-        _gm._enabled = self.mode
+        self.prev = _gm._state.enabled
+        _gm._state.enabled = self.mode
 
     def __exit__(self, *exc):
-        _gm._enabled = self.prev
+        _gm._state.enabled = self.prev
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,

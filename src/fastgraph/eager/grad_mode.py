@@ -1,50 +1,61 @@
-"""Gradient recording switch: ``no_grad``, ``enable_grad``, ``is_grad_enabled`` (PyTorch semantics)."""
+"""Gradient recording switch: ``no_grad``, ``enable_grad``, ``set_grad_enabled``,
+``is_grad_enabled`` (PyTorch semantics: the mode is per thread)."""
 from __future__ import annotations
 
 import functools
+import threading
 
 __all__ = ["no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled"]
 
-# A module global, read on every recorded op: cheaper than a thread-local.
-_enabled = True
+
+class _State(threading.local):
+    enabled = True  # every new thread starts with recording on
+    transform_depth = 0  # how many fg.grad-style transforms are evaluating their function
+
+
+# read by the compiled recorder on every operation
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
-    """Whether eager operations are being recorded for ``backward()``."""
-    return _enabled
-
-
-def set_grad_enabled(mode: bool) -> None:
-    global _enabled
-    _enabled = bool(mode)
+    """Whether eager operations are being recorded (in this thread) for ``backward()``."""
+    return _state.enabled
 
 
 class _GradMode:
+    """Context manager and decorator (with or without parentheses) that sets the mode."""
+
     _mode = True
 
-    def __init__(self) -> None:
+    def __init__(self, fn=None) -> None:
         self._prev: list[bool] = []
+        self._fn = fn
+        if fn is not None:
+            functools.update_wrapper(self, fn)
 
     def __enter__(self):
-        global _enabled
-        self._prev.append(_enabled)
-        _enabled = self._mode
+        self._prev.append(_state.enabled)
+        _state.enabled = self._mode
         return self
 
     def __exit__(self, *exc) -> None:
-        global _enabled
-        _enabled = self._prev.pop()
+        _state.enabled = self._prev.pop()
 
-    def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+    def __call__(self, *args, **kwargs):
+        if self._fn is not None:  # used as @no_grad
             with self.__class__():
-                return fn(*args, **kwargs)
+                return self._fn(*args, **kwargs)
+        (fn,) = args  # used as @no_grad()
+
+        @functools.wraps(fn)
+        def wrapper(*a, **kw):
+            with self.__class__():
+                return fn(*a, **kw)
         return wrapper
 
 
 class no_grad(_GradMode):
-    """Context manager (or decorator) that stops recording.
+    """Stop recording (context manager or decorator).
 
         >>> with fg.no_grad():
         ...     y = x * 2          # y.requires_grad is False
@@ -53,5 +64,23 @@ class no_grad(_GradMode):
 
 
 class enable_grad(_GradMode):
-    """Context manager (or decorator) that re-enables recording inside ``no_grad``."""
+    """Re-enable recording inside ``no_grad`` (context manager or decorator)."""
     _mode = True
+
+
+class set_grad_enabled:
+    """Set the mode now; used as a context manager, restore the previous mode on exit.
+
+        >>> with fg.set_grad_enabled(False):
+        ...     y = x * 2
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self._prev = _state.enabled
+        _state.enabled = bool(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled = self._prev

@@ -103,7 +103,7 @@ class Tensor(TensorBase):
 
     def numpy(self) -> np.ndarray:
         """The value as an ndarray (no copy). Errors if the tensor requires grad, as in PyTorch."""
-        if self._requires_grad and _gm._enabled:
+        if self._requires_grad and _gm._state.enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         return self.data
@@ -228,9 +228,10 @@ class Tensor(TensorBase):
         if isinstance(value, Tensor):
             value = value._data
         self.data[F.shape._canon_index(index)] = value
+        self._version += 1
 
     def _check_inplace(self, what: str) -> None:
-        if self._requires_grad and _gm._enabled:
+        if self._requires_grad and _gm._state.enabled:
             if self.grad_fn is None:
                 raise RuntimeError(f"a leaf Variable that requires grad is being used in an "
                                    f"in-place operation ({what}).")
@@ -239,7 +240,7 @@ class Tensor(TensorBase):
                                f"out-of-place operation (or fg.where) instead.")
 
     def _inplace(self, ufunc, other, name):
-        if self._requires_grad and _gm._enabled:
+        if self._requires_grad and _gm._state.enabled:
             if self.grad_fn is None:
                 raise RuntimeError(f"a leaf Variable that requires grad is being used in an "
                                    f"in-place operation ({name}).")
@@ -247,6 +248,7 @@ class Tensor(TensorBase):
             return NotImplemented
         d = self.data
         ufunc(d, other._data if isinstance(other, Tensor) else other, out=d, casting="same_kind")
+        self._version += 1  # a tape that saved this tensor now refuses to use it
         return self
 
     def __iadd__(self, other): return self._inplace(np.add, other, "+=")
@@ -297,15 +299,29 @@ class Tensor(TensorBase):
     def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
 
 
-def _op_error(op, values, e):
-    shapes = ", ".join(str(np.shape(v)) for v in values)
-    dtypes = ", ".join(str(np.result_type(v)) if not isinstance(v, (list, tuple)) else "seq"
-                       for v in values)
+_WORDED = (ValueError, TypeError, IndexError, np.linalg.LinAlgError)
+
+
+def _op_error(op, values, attrs, e):
+    """Reword a NumPy failure so it names the op and the operands' shapes and dtypes."""
+    if not isinstance(e, _WORDED):
+        return e
+    shapes = [tuple(np.shape(v)) for v in values]
+    if op.shape is not None and not isinstance(e, np.linalg.LinAlgError):
+        try:  # the op's static shape rule words shape errors best
+            op.shape(shapes, **(attrs or {}))
+        except (ValueError, IndexError) as worded:
+            if str(worded).startswith(op.name):
+                return type(e)(str(worded))
+        except Exception:
+            pass
+    dtypes = " and ".join(str(np.result_type(v)) if not isinstance(v, (list, tuple)) else "list"
+                          for v in values)
+    where = " and ".join(str(s) for s in shapes)
     msg = str(e)
-    if op.name in msg:
-        return type(e)(msg) if isinstance(e, (ValueError, TypeError, IndexError)) else e
-    return type(e)(f"{op.name}: {msg} (operand shapes {shapes}; dtypes {dtypes})") \
-        if isinstance(e, (ValueError, TypeError, IndexError, np.linalg.LinAlgError)) else e
+    if msg.startswith(op.name + ":"):
+        msg = msg[len(op.name) + 1:].strip()
+    return type(e)(f"{op.name}: {msg} (operand shapes {where}; dtypes {dtypes})")
 
 
 _tape.configure(Tensor, _gm, F.ZERO, F.sum_to_like, F.astype, _op_error, F.REGISTRY)

@@ -27,6 +27,28 @@ def _is_traced(x) -> bool:
     return isinstance(x, Tensor) and x.requires_grad
 
 
+class _scope:
+    """While a transform evaluates its function: record (even inside ``no_grad``), and let
+    transforms called inside it build connected gradients even when their own arguments are
+    plain arrays -- the outer one may reach them through a closure:
+    ``fg.grad(lambda a: fg.grad(lambda x: (a * x * x).sum())(w).sum())``."""
+
+    def __enter__(self):
+        st = _gm._state
+        self._prev = st.enabled
+        st.enabled = True
+        st.transform_depth += 1
+
+    def __exit__(self, *exc):
+        st = _gm._state
+        st.transform_depth -= 1
+        st.enabled = self._prev
+
+
+def _inside_transform() -> bool:
+    return _gm._state.transform_depth > 0
+
+
 def _has_node(args) -> bool:
     """Whether any argument is a static graph ``Node`` (the transforms then differentiate
     symbolically with ``fg.gradients``)."""
@@ -50,13 +72,16 @@ def _watch(x):
 
 
 def _numpy(v):
+    """Tensors -> NumPy values (0-d as NumPy scalars), through lists, tuples and dicts."""
     if isinstance(v, Tensor):
         d = v.data
         return d[()] if d.ndim == 0 else d
-    if isinstance(v, tuple):
-        return tuple(_numpy(e) for e in v)
-    if isinstance(v, list):
-        return [_numpy(e) for e in v]
+    if isinstance(v, tuple) and hasattr(v, "_fields"):
+        return type(v)(*(_numpy(e) for e in v))
+    if isinstance(v, (tuple, list)):
+        return type(v)(_numpy(e) for e in v)
+    if isinstance(v, dict):
+        return {k: _numpy(e) for k, e in v.items()}
     return v
 
 
@@ -87,9 +112,9 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False) -> Callable:
         if _has_node(args):  # called while tracing a static graph (fg.function): symbolic
             from ..static.function import static_value_and_grad
             return static_value_and_grad(fun, args, kwargs, nums, single, has_aux)
-        nested = any(_is_traced(args[i]) for i in nums)
+        nested = _inside_transform() or any(_is_traced(args[i]) for i in nums)
         args = list(args)
-        with _gm.enable_grad():
+        with _scope():
             watched = [_watch(args[i]) for i in nums]
             for i, w in zip(nums, watched):
                 args[i] = w
@@ -134,8 +159,8 @@ def grad(fun: Callable, argnums=0) -> Callable:
     return wrapper
 
 
-def jacobian(fun: Callable, argnums: int = 0) -> Callable:
-    """``f -> J`` with ``J.shape == f(x).shape + x.shape``.
+def jacobian(fun: Callable, argnums=0) -> Callable:
+    """``f -> J`` with ``J.shape == f(x).shape + x.shape`` (a tuple of them for tuple ``argnums``).
 
         >>> fg.jacobian(lambda x: x * x)(np.array([1.0, 2.0]))
         array([[2., 0.],
@@ -143,28 +168,30 @@ def jacobian(fun: Callable, argnums: int = 0) -> Callable:
     """
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
-        (num,), _ = _argnums(argnums, len(args))
-        nested = _is_traced(args[num])
+        nums, single = _argnums(argnums, len(args))
+        nested = _inside_transform() or any(_is_traced(args[i]) for i in nums)
         args = list(args)
-        with _gm.enable_grad():
-            x = args[num] = _watch(args[num])
+        with _scope():
+            watched = [_watch(args[i]) for i in nums]
+            for i, w in zip(nums, watched):
+                args[i] = w
             out = fun(*args, **kwargs)
             if not isinstance(out, Tensor):
                 out = Tensor(np.asarray(out))
             flat = F.reshape(out, (-1,))
-            rows = []
+            rows: list[list] = [[] for _ in watched]
             for k in range(flat.shape[0]):
-                if not flat.requires_grad:
-                    rows.append(_zeros_like(x))
-                    continue
-                (g,) = _autograd_grad(flat[k], [x], retain_graph=True, create_graph=nested,
-                                      allow_unused=True)
-                rows.append(_zeros_like(x) if g is None else g)
-            if rows:
-                jac = F.reshape(F.stack(rows), tuple(out.shape) + tuple(x.shape))
-            else:
-                jac = Tensor(np.zeros(tuple(out.shape) + tuple(x.shape), dtype=x.dtype))
-        return jac if nested else _numpy(jac)
+                grads = (_autograd_grad(flat[k], watched, retain_graph=True, create_graph=nested,
+                                        allow_unused=True)
+                         if flat.requires_grad else (None,) * len(watched))
+                for r, w, g in zip(rows, watched, grads):
+                    r.append(_zeros_like(w) if g is None else g)
+            jacs = tuple(
+                F.reshape(F.stack(r), tuple(out.shape) + tuple(w.shape)) if r else
+                Tensor(np.zeros(tuple(out.shape) + tuple(w.shape), dtype=w.dtype))
+                for r, w in zip(rows, watched))
+        result = jacs[0] if single else jacs
+        return result if nested else _numpy(result)
 
     return wrapper
 

@@ -58,10 +58,10 @@ def _put_forward(g, x, labels):
 def _labels_shape(name):
     def rule(shapes, **_):
         x, labels = shapes
-        if len(x) != 2 or len(labels) != 1:
+        if (len(x) != 2 or len(labels) != 1
+                or (x[0] is not None and labels[0] is not None and x[0] != labels[0])):
             raise ValueError(f"{name}: expected logits of shape (N, C) and labels of shape (N,), "
                              f"got {tuple(x)} and {tuple(labels)}")
-        _shapes.broadcast(name, x[:1], labels)
         return (x[0] if x[0] is not None else labels[0],)
     return rule
 
@@ -96,6 +96,8 @@ def cross_entropy(logits, labels):
         dt = lab.dtype
     if not np.issubdtype(dt, np.integer):
         raise TypeError(f"cross_entropy: labels must be integers, got dtype {dt}")
+    _labels_shape("cross_entropy")([tuple(getattr(logits, "shape", np.shape(logits))),
+                                    tuple(getattr(lab, "shape", np.shape(lab)))])
     return -F.mean(pick(log_softmax(logits, -1), lab))
 
 

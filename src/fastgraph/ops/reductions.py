@@ -57,7 +57,16 @@ def _mean_vjp(g, ans, x, axis, keepdims):
 
 
 def _prod_vjp(g, ans, x, axis, keepdims):
-    return _keep(g * ans, x, axis, keepdims) / x
+    # d prod / d x_i = product of the others: ans / x_i where no factor is zero; with exactly one
+    # zero, only that entry has a gradient (the product of the non-zero others); with two, none.
+    nonzero = F.not_equal(x, 0)
+    safe_x = F.where(nonzero, x, 1)
+    prod_nonzero = F.prod(safe_x, axis=axis, keepdims=True)
+    n_zero = F.sum(F.logical_not(nonzero), axis=axis, keepdims=True)
+    others = F.where(F.equal(n_zero, 0), prod_nonzero / safe_x,
+                     F.where(F.logical_and(F.equal(n_zero, 1), F.logical_not(nonzero)),
+                             prod_nonzero, 0))
+    return _keep(g, x, axis, keepdims) * others
 
 
 def _extreme_vjp(g, ans, x, axis, keepdims):
