@@ -305,6 +305,13 @@ def test_expr_operators_with_numpy_scalars():
     assert repr(Expr.op("exp", x)) == "exp(in0)"
 
 
+def test_kernel_without_inputs():
+    k = compile_kernel([Expr.const(1.5), Expr.op("exp", Expr.const(0.0))])
+    a, b = k()
+    assert a.shape == () and a == 1.5 and b == 1.0
+    assert compile_kernel([Expr.const(2.0)], reduce=("sum", None))() == 2.0
+
+
 def test_unused_input_and_nin():
     k = compile_kernel([Expr.op("exp", Expr.input(1))], nin=3)
     a = np.arange(5.0)

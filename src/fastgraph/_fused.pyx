@@ -322,7 +322,7 @@ cdef int _find_loop(object ufunc_obj, int nargs, char tc, loop_t* fn, void** dat
                 ok = False
                 break
         if ok and uf.functions[i] != NULL:
-            fn[0] = <loop_t>uf.functions[i]
+            fn[0] = <loop_t><void*>uf.functions[i]
             data[0] = uf.data[i] if uf.data != NULL else NULL
             return 1
     return 0
@@ -737,7 +737,8 @@ cdef struct Ctx:
     char** out_base
     Py_ssize_t* out_str     # nout x nd, in elements
     char* scratch           # nthreads x nregs x B elements (aligned)
-    void** regp             # nthreads x nregs pointers
+    void** regp             # nthreads x regstride pointers (own cache lines per thread)
+    int regstride
     double* head_val        # nblocks x nred
     double* tail_val
     Py_ssize_t* head_row    # nblocks
@@ -789,7 +790,7 @@ cdef void _run_block(Ctx* c, real* scratch, int tid, Py_ssize_t b) noexcept nogi
     cdef Py_ssize_t s = b * c.B
     cdef Py_ssize_t n = c.N - s
     cdef Py_ssize_t r0, r1, pos, row
-    cdef real** regs = <real**>c.regp + tid * c.nregs
+    cdef real** regs = <real**>c.regp + tid * c.regstride
     cdef real* tscratch = scratch + <Py_ssize_t>tid * c.nregs * c.B
     cdef int i, r, k, m, ired
     cdef int* ins
@@ -866,7 +867,7 @@ cdef void _run_all(Ctx* c, real* scratch, int nthreads) noexcept nogil:
                 val = (<real*>c.in_base[i])[0]
                 for j in range(c.B):
                     reg[j] = val
-                (<real**>c.regp)[t * c.nregs + r] = reg
+                (<real**>c.regp)[t * c.regstride + r] = reg
     if nthreads <= 1:
         for b in range(c.nblocks):
             _run_block(c, scratch, 0, b)
@@ -1021,11 +1022,11 @@ cdef class Program:
         (``-1``: never) are written with non-temporal stores.  Nothing here checks shapes
         again: the caller did.
         """
+        cdef cnp.int64_t[::1] shp = np.ascontiguousarray(shape, dtype=np.int64).ravel()
         cdef cnp.int64_t[:, ::1] ist = np.ascontiguousarray(in_strides, dtype=np.int64).reshape(
-            len(inputs), -1)
+            len(inputs), shp.shape[0])
         cdef cnp.int64_t[:, ::1] ost = np.ascontiguousarray(out_strides, dtype=np.int64).reshape(
-            len(outputs), -1)
-        cdef cnp.int64_t[::1] shp = np.ascontiguousarray(shape, dtype=np.int64)
+            len(outputs), shp.shape[0])
         cdef int[::1] ored = np.ascontiguousarray(out_red, dtype=np.intc)
         cdef int[::1] odef = np.ascontiguousarray(out_defer, dtype=np.intc)
         cdef Ctx c
@@ -1106,7 +1107,8 @@ cdef class Program:
             c.out_redidx = <int*>malloc(sizeof(int) * self.nout)
             c.out_base = <char**>malloc(sizeof(char*) * self.nout)
             c.out_str = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * self.nout * nd)
-            c.regp = <void**>malloc(sizeof(void*) * nt * self.nregs)
+            c.regstride = (self.nregs + 7) & ~7
+            c.regp = <void**>malloc(sizeof(void*) * nt * c.regstride)
             if c.nred:
                 c.head_val = <double*>malloc(sizeof(double) * c.nblocks * c.nred)
                 c.tail_val = <double*>malloc(sizeof(double) * c.nblocks * c.nred)
@@ -1170,7 +1172,7 @@ cdef class Program:
             # every register defaults to its per-thread scratch row
             for t in range(nt):
                 for j in range(self.nregs):
-                    c.regp[t * self.nregs + j] = c.scratch + \
+                    c.regp[t * c.regstride + j] = c.scratch + \
                         (<Py_ssize_t>t * self.nregs + j) * block * itemsize
             # constant registers: fill every thread's copy once
             for t in range(nt):
@@ -1182,7 +1184,7 @@ cdef class Program:
                     else:
                         _fill_const(<float*>c.scratch + (<Py_ssize_t>t * self.nregs + j) * block,
                                     self.const_val[i], block)
-                    c.regp[t * self.nregs + j] = c.scratch + \
+                    c.regp[t * c.regstride + j] = c.scratch + \
                         (<Py_ssize_t>t * self.nregs + j) * block * itemsize
             with nogil:
                 if f64:
