@@ -32,10 +32,6 @@ def broadcast(op: str, *shapes: Shape) -> Shape:
     return tuple(out)
 
 
-def elementwise(shapes: Sequence[Shape], op: str = "elementwise", **_) -> Shape:
-    return broadcast(op, *shapes)
-
-
 def normalize_axis(axis, ndim: int, op: str = "op") -> tuple:
     """Axis (None, int or tuple) -> sorted tuple of non-negative axes."""
     if axis is None:

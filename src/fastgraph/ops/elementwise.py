@@ -19,8 +19,12 @@ from .. import ops as F  # late-bound: rules look names up when they run
 _SQRT_PI_2 = 2.0 / math.sqrt(math.pi)
 
 
+def _broadcast_rule(name):
+    return lambda shapes, **_: _shapes.broadcast(name, *shapes)
+
+
 def _unary(name, forward, vjp, **kw):
-    op = defop(name, forward, vjp, shape=_shapes.elementwise, elementwise=True, **kw)
+    op = defop(name, forward, vjp, shape=_broadcast_rule(name), elementwise=True, **kw)
 
     def fn(x):
         return apply(op, (x,), {})
@@ -33,7 +37,7 @@ def _unary(name, forward, vjp, **kw):
 
 
 def _binary(name, forward, vjp_x, vjp_y, **kw):
-    op = defop(name, forward, vjp_x, vjp_y, shape=_shapes.elementwise, elementwise=True, **kw)
+    op = defop(name, forward, vjp_x, vjp_y, shape=_broadcast_rule(name), elementwise=True, **kw)
 
     def fn(x, y):
         return apply(op, (x, y), {})
@@ -153,7 +157,7 @@ def _polygamma_forward(x, n):
 
 _polygamma_op = defop("polygamma", _polygamma_forward,
                       lambda g, ans, x, n: g * F.polygamma(n + 1, x),
-                      shape=_shapes.elementwise)
+                      shape=_broadcast_rule("polygamma"))
 
 
 def polygamma(n: int, x):
@@ -168,7 +172,7 @@ polygamma.op = _polygamma_op
 _where_op = defop("where", np.where, None,
                   lambda g, ans, c, x, y: F.where(c, g, 0),
                   lambda g, ans, c, x, y: F.where(c, 0, g),
-                  shape=lambda shapes, **_: _shapes.broadcast("where", *shapes), elementwise=True)
+                  shape=_broadcast_rule("where"), elementwise=True)
 
 
 def where(condition, x, y):
@@ -186,7 +190,7 @@ _clip_op = defop("clip", np.clip,
                                                              F.less_equal(x, hi)),
                  lambda g, ans, x, lo, hi: g * F.less(x, lo),
                  lambda g, ans, x, lo, hi: g * F.greater(x, hi),
-                 shape=lambda shapes, **_: _shapes.broadcast("clip", *shapes), elementwise=True)
+                 shape=_broadcast_rule("clip"), elementwise=True)
 
 
 def clip(x, a_min=None, a_max=None):
@@ -205,7 +209,7 @@ clip.op = _clip_op
 
 # ---- comparisons and logic: boolean results, no gradient --------------------------------------
 def _compare(name, forward):
-    op = defop(name, forward, None, None, shape=_shapes.elementwise, elementwise=True,
+    op = defop(name, forward, None, None, shape=_broadcast_rule(name), elementwise=True,
                differentiable=False)
 
     def fn(x, y):
@@ -226,7 +230,7 @@ not_equal = _compare("not_equal", np.not_equal)
 logical_and = _compare("logical_and", np.logical_and)
 logical_or = _compare("logical_or", np.logical_or)
 
-_isfinite_op = defop("isfinite", np.isfinite, None, shape=_shapes.elementwise,
+_isfinite_op = defop("isfinite", np.isfinite, None, shape=_broadcast_rule("isfinite"),
                      elementwise=True, differentiable=False)
 
 
@@ -235,7 +239,8 @@ def isfinite(x):
     return apply(_isfinite_op, (x,), {})
 
 
-_logical_not_op = defop("logical_not", np.logical_not, None, shape=_shapes.elementwise,
+_logical_not_op = defop("logical_not", np.logical_not, None,
+                        shape=_broadcast_rule("logical_not"),
                         elementwise=True, differentiable=False)
 
 

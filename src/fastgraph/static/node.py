@@ -393,10 +393,7 @@ def static_apply(op: OpDef, args: tuple, attrs):
             shape = op.shape(shapes, **attrs) if attrs else op.shape(shapes)
         except ValueError as e:
             msg = str(e)
-            if not msg.startswith(op.name):
-                msg = f"{op.name}: " + (msg[len("elementwise: "):]
-                                        if msg.startswith("elementwise: ") else msg)
-            raise ValueError(msg) from None
+            raise ValueError(msg if msg.startswith(op.name) else f"{op.name}: {msg}") from None
         shape = tuple(shape)
     else:
         shape = _probe_shape(op, inputs, attrs)
@@ -409,11 +406,7 @@ def static_apply(op: OpDef, args: tuple, attrs):
 def register_node_type(cls) -> None:
     """Route ops on ``cls`` (lookup is by exact type) to :func:`static_apply`."""
     NODE_TYPES.add(cls)
-    import inspect
-    if "priority" in inspect.signature(register_kind).parameters:
-        register_kind(cls, static_apply, priority=2)
-    else:
-        register_kind(cls, static_apply)
+    register_kind(cls, static_apply)
 
 
 register_node_type(Node)
