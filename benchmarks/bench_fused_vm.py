@@ -13,6 +13,7 @@ Sections:
   w4       issue #5 workload y = tanh(a*b + c) * sigmoid(d) + 0.5*a*a, float64: fused at 1 and 2
            threads vs NumPy with out= buffers (and numexpr when installed);
   grad     forward + gradients of sum(y) w.r.t. a, b, c, d as one 5-output kernel vs NumPy;
+  xla      the same two, side by side with jax.jit (XLA) when JAX is installed;
   threads  scaling on a compute-bound expression (1 vs 2 threads);
   block    block-size sweep on w4;
   thresh   small sizes, 1 vs 2 threads (where OpenMP starts to pay).
@@ -188,6 +189,53 @@ def bench_grad(n, reps):
     print(f"NumPy fwd+grad with out= buffers: wall {ms(w)} ms")
 
 
+def bench_xla(n, reps):
+    """Side by side with JAX/XLA (float64), interleaved so both see the same machine load."""
+    section(f"side by side with XLA (jax.jit, float64), n={n:,}, min over {reps} interleaved runs")
+    try:
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+    except ImportError:
+        print("jax: not installed")
+        return
+    A = w4_inputs(n)
+    JA = [jax.device_put(x) for x in A]
+
+    def f(a, b, c, d):
+        return jnp.tanh(a * b + c) * jax.nn.sigmoid(d) + 0.5 * a * a
+
+    jf = jax.jit(f)
+    jg = jax.jit(jax.value_and_grad(lambda a, b, c, d: jnp.sum(f(a, b, c, d)), argnums=(0, 1, 2, 3)))
+    a, b, c, d, t, s = w4_expr()
+    y = t * s + 0.5 * a * a
+    gu = Expr.op("tanh_grad", t, s)
+    k = compile_kernel([y])
+    kg = compile_kernel([y, gu * b + a, gu * a, gu, Expr.op("sigmoid_grad", s, t)],
+                        reduce=[("sum", None), None, None, None, None])
+    out = np.empty(n)
+    bufs = [np.empty(())] + [np.empty(n) for _ in range(4)]
+    np.testing.assert_allclose(k(*A), np.asarray(jf(*JA)), rtol=1e-12, atol=1e-12)
+    cases = {
+        "XLA forward": lambda: jf(*JA).block_until_ready(),
+        "fused forward, 1 thread": lambda: k(*A, out=out, num_threads=1),
+        "fused forward, 2 threads": lambda: k(*A, out=out, num_threads=2),
+        "XLA value_and_grad(sum y)": lambda: jax.block_until_ready(jg(*JA)),
+        "fused sum(y) + 4 grads, 1 thread": lambda: kg(*A, out=bufs, num_threads=1),
+        "fused sum(y) + 4 grads, 2 threads": lambda: kg(*A, out=bufs, num_threads=2),
+    }
+    best = {name: float("inf") for name in cases}
+    for fn in cases.values():
+        fn()
+    for _ in range(reps):
+        for name, fn in cases.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    for name, t in best.items():
+        print(f"{name:36s} {ms(t)} ms")
+
+
 def bench_threads(n, reps):
     section(f"thread scaling, compute-bound: sin(x) * tanh(x) + exp(-x*x), n={n:,}")
     x = np.random.default_rng(0).standard_normal(n)
@@ -227,7 +275,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--n", type=int, default=None, help="elements for w4/grad (default 10M)")
-    p.add_argument("--only", default="ops,w4,grad,threads,block,thresh")
+    p.add_argument("--only", default="ops,w4,grad,xla,threads,block,thresh")
     args = p.parse_args()
     n = args.n or (2_000_000 if args.quick else 10_000_000)
     reps = 3 if args.quick else 7
@@ -240,6 +288,8 @@ def main():
         bench_w4(n, reps)
     if "grad" in only:
         bench_grad(n, reps)
+    if "xla" in only:
+        bench_xla(n, reps)
     if "threads" in only:
         bench_threads(min(n, 4_000_000), reps)
     if "block" in only:
