@@ -342,9 +342,13 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
     code: list[tuple] = []
     listing: list[tuple] = []
     for i, n in enumerate(ops):
-        dst = free.pop() if free else fresh()
         if n.cid in out_owner:
+            # a fresh register: it may point straight into the output array, which should not
+            # also serve as scratch for earlier temporaries
+            dst = fresh()
             pinned.add(dst)
+        else:
+            dst = free.pop() if free else fresh()
         reg[n.cid] = dst
         spec = _op.BY_NAME[n.name]
         mode = _mode_for(spec, strategy, vm)
