@@ -35,7 +35,7 @@ ctypedef void (*loop_t)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept no
 # --------------------------------------------------------------------------------------------
 # fastgraph's own vectorisable transcendentals ("vec" strategy).  Branch-free so that the C
 # compiler vectorises the block loops; on x86-64 Linux/GCC each loop is also cloned for Haswell
-# (AVX2 + FMA) and picked at load time by the ifunc resolver.  float32 is computed in double.
+# (AVX2 + FMA) and picked at load time by the ifunc resolver.  float32 has its own single-precision versions (8 lanes per AVX2 register).
 # --------------------------------------------------------------------------------------------
 cdef extern from *:
     """
@@ -132,16 +132,85 @@ cdef extern from *:
         double rr = 1.0 / (1.0 + e);
         return x >= 0.0 ? rr : e * rr;
     }
-    #define FG_DEF_VLOOPS(NAME, FN, SUF, ATTR) \
+    /* ---- float32: the same algorithms in single precision (8 lanes per AVX2 register) ---- */
+    static inline float fg__asf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+    static inline uint32_t fg__asuf(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+    #define FG_MAGICF 12582912.0f          /* 1.5 * 2^23 */
+    static inline float fg__pow2f(float km) { return fg__asf((fg__asuf(km) + 127u) << 23); }
+    /* expm1(r) = r + r^2 P(r), |r| <= ln2/2, P of degree 4 (Chebyshev fit): 7.5e-8 relative */
+    static inline float fg__expm1_polyf(float r) {
+        float r2 = r * r;
+        float a = 0.5f + r * 0.16666577756404877f;
+        float b = 0.041666556149721146f + r * 0.008363173343241215f;
+        float p = a + r2 * b + (r2 * r2) * 0.0013926175888627768f;
+        return r + r2 * p;
+    }
+    #define FG_LOG2EF 1.44269504088896341f
+    #define FG_LN2HIF 0.693359375f
+    #define FG_LN2LOF -2.12194440e-4f
+    static inline float fg_expf1(float x) {
+        float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+        float km = xc * FG_LOG2EF + FG_MAGICF;
+        float k = km - FG_MAGICF;
+        float r = (xc - k * FG_LN2HIF) - k * FG_LN2LOF;
+        float k1m = k * 0.5f + FG_MAGICF;
+        float k1 = k1m - FG_MAGICF;
+        float k2m = (k - k1) + FG_MAGICF;
+        float y = (fg__expm1_polyf(r) + 1.0f) * fg__pow2f(k1m) * fg__pow2f(k2m);
+        y = x > 88.72283935546875f ? INFINITY : y;
+        return x < -103.972084045410f ? 0.0f : y;
+    }
+    static inline float fg_expm1f1(float x) {
+        float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+        float km = xc * FG_LOG2EF + FG_MAGICF;
+        float k = km - FG_MAGICF;
+        float r = (xc - k * FG_LN2HIF) - k * FG_LN2LOF;
+        float k1m = k * 0.5f + FG_MAGICF;
+        float k1 = k1m - FG_MAGICF;
+        float k2m = (k - k1) + FG_MAGICF;
+        float q = fg__expm1_polyf(r);
+        float s1 = fg__pow2f(k1m), s2 = fg__pow2f(k2m);
+        float S = s1 * s2;
+        float small = q * S + (S - 1.0f);           /* exact 2^k - 1 for k <= 24 */
+        float big = ((q + 1.0f) * s1) * s2;
+        float y = x > 16.0f ? big : small;
+        y = x > 88.72283935546875f ? INFINITY : y;
+        return x == 0.0f ? x : y;
+    }
+    static inline float fg_tanhf1(float x) {
+        float y = 2.0f * fabsf(x);
+        y = y > 20.0f ? 20.0f : y;                  /* tanh(10) rounds to 1 in float */
+        float km = y * FG_LOG2EF + FG_MAGICF;
+        float k = km - FG_MAGICF;
+        float r = (y - k * FG_LN2HIF) - k * FG_LN2LOF;
+        float S = fg__pow2f(km);
+        float e = fg__expm1_polyf(r) * S + (S - 1.0f);
+        return copysignf(e / (e + 2.0f), x);
+    }
+    static inline float fg_sigmoidf1(float x) {
+        float z = -fabsf(x);
+        float zc = z < -104.0f ? -104.0f : z;
+        float km = zc * FG_LOG2EF + FG_MAGICF;
+        float k = km - FG_MAGICF;
+        float r = (zc - k * FG_LN2HIF) - k * FG_LN2LOF;
+        float k1m = k * 0.5f + FG_MAGICF;
+        float k1 = k1m - FG_MAGICF;
+        float k2m = (k - k1) + FG_MAGICF;
+        float e = (fg__expm1_polyf(r) + 1.0f) * fg__pow2f(k1m) * fg__pow2f(k2m);
+        e = z < -103.972084045410f ? 0.0f : e;
+        float rr = 1.0f / (1.0f + e);
+        return x >= 0.0f ? rr : e * rr;
+    }
+    #define FG_DEF_VLOOPS(NAME, FN, FNF, SUF, ATTR) \
     ATTR static void fg_v##NAME##_d##SUF(double *d, const double *a, Py_ssize_t n) { \
         for (Py_ssize_t i = 0; i < n; i++) d[i] = FN(a[i]); } \
     ATTR static void fg_v##NAME##_f##SUF(float *d, const float *a, Py_ssize_t n) { \
-        for (Py_ssize_t i = 0; i < n; i++) d[i] = (float)FN((double)a[i]); }
+        for (Py_ssize_t i = 0; i < n; i++) d[i] = FNF(a[i]); }
     #define FG_DEF_ALL(SUF, ATTR) \
-        FG_DEF_VLOOPS(exp, fg_exp1, SUF, ATTR) \
-        FG_DEF_VLOOPS(expm1, fg_expm1_1, SUF, ATTR) \
-        FG_DEF_VLOOPS(tanh, fg_tanh1, SUF, ATTR) \
-        FG_DEF_VLOOPS(sigmoid, fg_sigmoid1, SUF, ATTR)
+        FG_DEF_VLOOPS(exp, fg_exp1, fg_expf1, SUF, ATTR) \
+        FG_DEF_VLOOPS(expm1, fg_expm1_1, fg_expm1f1, SUF, ATTR) \
+        FG_DEF_VLOOPS(tanh, fg_tanh1, fg_tanhf1, SUF, ATTR) \
+        FG_DEF_VLOOPS(sigmoid, fg_sigmoid1, fg_sigmoidf1, SUF, ATTR)
     FG_DEF_ALL(_base, )
     #if FG_X86_DISPATCH
     FG_DEF_ALL(_avx2, __attribute__((target("avx2,fma"))))
