@@ -228,9 +228,11 @@ def test_thread_count_does_not_change_the_result():
     assert_topological(ref, n, src, dst)
     csr = _toposort.edges_to_csr(n, src, dst, 1)
     for threads in (2, 3, 8, 64):
-        assert np.array_equal(_toposort.toposort_edges(n, src, dst, threads), ref)
-        for a, b in zip(_toposort.edges_to_csr(n, src, dst, threads), csr):
+        # A low per-thread minimum forces the parallel path at this modest size.
+        assert np.array_equal(_toposort.toposort_edges(n, src, dst, threads, 1000), ref)
+        for a, b in zip(_toposort.edges_to_csr(n, src, dst, threads, 1000), csr):
             assert np.array_equal(a, b)
+    assert np.array_equal(_toposort.toposort_edges(n, src, dst, 8), ref)  # default minimum
     old = fastgraph.get_num_threads()
     try:
         fastgraph.set_num_threads(4)
@@ -239,6 +241,8 @@ def test_thread_count_does_not_change_the_result():
         fastgraph.set_num_threads(old)
     with pytest.raises(ValueError, match="num_threads"):
         _toposort.toposort_edges(n, src, dst, 0)
+    with pytest.raises(ValueError, match="min_edges_per_thread"):
+        _toposort.toposort_edges(n, src, dst, 2, 0)
 
 
 def test_bad_id_found_in_any_thread_chunk():
@@ -248,7 +252,7 @@ def test_bad_id_found_in_any_thread_chunk():
     dst = dst.copy()
     dst[-5] = n  # in the last thread's chunk
     with pytest.raises(ValueError, match=rf"dst\[{len(dst) - 5}\] = {n}"):
-        _toposort.toposort_edges(n, src, dst, 4)
+        _toposort.toposort_edges(n, src, dst, 4, 1000)
 
 
 # ----------------------------------------------------------------------------- threads
