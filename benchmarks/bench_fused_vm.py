@@ -6,6 +6,7 @@ the block size / thread threshold; the numbers that chose them are in docs/fused
     python benchmarks/bench_fused_vm.py            # everything (about a minute)
     python benchmarks/bench_fused_vm.py --quick    # smaller arrays, fewer repeats
     python benchmarks/bench_fused_vm.py --only ops,w4
+    python -m fastgraph bench --only fused_vm        # run(): side-by-side ratios for the suite
 
 Sections:
   ops      per-op candidates, 1 thread: libm C loop vs NumPy's own inner loop (called per block
@@ -27,11 +28,15 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks._timing import compare, peers, print_results  # noqa: E402
 from fastgraph import _fused  # noqa: E402
 from fastgraph.fused import BY_NAME, Expr, compile_kernel  # noqa: E402
 
@@ -271,12 +276,117 @@ def bench_thresh(reps):
         print(f"n={n:7d}: 1 thread {w1 * 1e6:8.1f} us, 2 threads {w2 * 1e6:8.1f} us")
 
 
+def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -> dict[str, Any]:
+    """Suite entry point (``python -m fastgraph bench``): fastgraph's fused VM against NumPy with
+    ``out=`` buffers, numexpr and XLA, timed side by side (medians; ratio < 1: fastgraph faster)."""
+    import fastgraph as fg
+
+    n = 2_000_000 if quick else 10_000_000
+    rounds = 3 if quick else 7
+    nt = threads or fg.get_num_threads()
+    avail, missing = peers("numexpr", "jax")
+    A = w4_inputs(n)
+    a, b, c, d, t, s = w4_expr()
+    y = t * s + 0.5 * a * a
+    gu = Expr.op("tanh_grad", t, s)
+    k = compile_kernel([y])
+    kg = compile_kernel([y, gu * b + a, gu * a, gu, Expr.op("sigmoid_grad", s, t)],
+                        reduce=[("sum", None), None, None, None, None])
+    out, t1, t2 = np.empty(n), np.empty(n), np.empty(n)
+    bufs = [np.empty(())] + [np.empty(n) for _ in range(4)]
+    meta = {"n": n, "dtype": "float64", "threads": nt, "vec_isa": _fused.vec_isa()}
+    results = []
+
+    fwd = {"fastgraph": lambda: k(*A, out=out, num_threads=nt),
+           "fastgraph_1thread": lambda: k(*A, out=out, num_threads=1),
+           "numpy": lambda: numpy_w4(A, out, t1, t2)}
+    grd = {"fastgraph": lambda: kg(*A, out=bufs, num_threads=nt),
+           "fastgraph_1thread": lambda: kg(*A, out=bufs, num_threads=1)}
+    tmp = [np.empty(n) for _ in range(7)]
+
+    def numpy_grad():
+        a_, b_, c_, d_ = A
+        u, s_, t_, gc, ga, gb, gd = tmp
+        np.multiply(a_, b_, out=u)
+        np.add(u, c_, out=u)
+        np.tanh(u, out=t_)
+        np.negative(d_, out=s_)
+        np.exp(s_, out=s_)
+        np.add(s_, 1.0, out=s_)
+        np.divide(1.0, s_, out=s_)
+        np.multiply(t_, s_, out=u)
+        loss = u.sum() + 0.5 * np.dot(a_, a_)
+        np.multiply(t_, t_, out=gc)
+        np.subtract(1.0, gc, out=gc)
+        np.multiply(gc, s_, out=gc)
+        np.multiply(gc, b_, out=ga)
+        np.add(ga, a_, out=ga)
+        np.multiply(gc, a_, out=gb)
+        np.subtract(1.0, s_, out=gd)
+        np.multiply(gd, s_, out=gd)
+        np.multiply(gd, t_, out=gd)
+        return loss
+    grd["numpy"] = numpy_grad
+    if "numexpr" in avail:
+        ne = avail["numexpr"]
+        env = dict(a=A[0], b=A[1], c=A[2], d=A[3])
+
+        def numexpr_fwd():
+            ne.set_num_threads(nt)
+            ne.evaluate("tanh(a*b + c) * (1 / (1 + exp(-d))) + 0.5*a*a", local_dict=env, out=out)
+        fwd["numexpr"] = numexpr_fwd
+    if "jax" in avail:
+        jax = avail["jax"]
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+
+        def f(a_, b_, c_, d_):
+            return jnp.tanh(a_ * b_ + c_) * jax.nn.sigmoid(d_) + 0.5 * a_ * a_
+        JA = [jax.device_put(x) for x in A]
+        jf = jax.jit(f)
+        jg = jax.jit(jax.value_and_grad(lambda *z: jnp.sum(f(*z)), argnums=(0, 1, 2, 3)))
+        fwd["jax"] = lambda: jf(*JA).block_until_ready()
+        grd["jax"] = lambda: jax.block_until_ready(jg(*JA))
+    results.append(compare("w4_forward", fwd, rounds=rounds, meta=meta))
+    results.append(compare("w4_forward_and_grad", grd, rounds=rounds, meta=meta))
+
+    x = np.random.default_rng(0).standard_normal(min(n, 4_000_000))
+    ox = np.empty_like(x)
+    e = Expr.input(0)
+    kc = compile_kernel([Expr.op("sin", e) * Expr.op("tanh", e) + Expr.op("exp", -(e * e))])
+    results.append(compare("thread_scaling", {
+        "fastgraph": lambda: kc(x, out=ox, num_threads=nt),
+        "fastgraph_1thread": lambda: kc(x, out=ox, num_threads=1)},
+        rounds=rounds, meta=dict(meta, n=x.size)))
+
+    xs = np.random.default_rng(0).standard_normal(1_000_000 if quick else 2_000_000) * 3
+    os_ = np.empty_like(xs)
+    for name in ("exp", "tanh", "sigmoid"):
+        cands = {}
+        for strat, label in (("auto", "fastgraph"), ("libm", "fastgraph_libm"),
+                             ("ufunc", "fastgraph_numpyloop")):
+            kk = compile_kernel([Expr.op(name, Expr.input(0))], strategy=strat)
+            cands[label] = (lambda kk=kk: kk(xs, out=os_, num_threads=1))
+        if name != "sigmoid":
+            npf = getattr(np, name)
+            cands["numpy"] = lambda npf=npf: npf(xs, out=os_)
+        results.append(compare(f"op_{name}_1thread", cands, rounds=rounds,
+                               meta=dict(meta, n=xs.size, threads=1)))
+    if verbose:
+        print_results(results, missing)
+    return {"results": [r.to_dict() for r in results], "missing": missing}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--n", type=int, default=None, help="elements for w4/grad (default 10M)")
     p.add_argument("--only", default="ops,w4,grad,xla,threads,block,thresh")
+    p.add_argument("--suite", action="store_true", help="run the suite entry point run() instead")
     args = p.parse_args()
+    if args.suite:
+        run(quick=args.quick)
+        return
     n = args.n or (2_000_000 if args.quick else 10_000_000)
     reps = 3 if args.quick else 7
     only = set(args.only.split(","))
