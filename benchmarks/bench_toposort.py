@@ -10,15 +10,18 @@ fastgraph on that same graph.
 
 Target: fastgraph at most 0.25x igraph's time.
 
-Measured (2-core AMD EPYC VM, Python 3.11, igraph 1.0.0, rustworkx 0.18.1, networkx 3.6.1,
-medians of 7 interleaved rounds):
+Measured (2-core AMD EPYC VM shared with other jobs, load average ~4, so absolute times are
+about 2x an idle machine's; Python 3.11, igraph 1.0.0, rustworkx 0.18.1, networkx 3.6.1; medians
+of 7 interleaved rounds; two consecutive runs):
 
-    1,000,000 nodes / 3,000,000 edges   fastgraph   MEASURED_FG
-                                        igraph      MEASURED_IG   (fastgraph/igraph = RATIO_IG)
-                                        rustworkx   MEASURED_RX   (fastgraph/rustworkx = RATIO_RX)
-    100,000 nodes / 300,000 edges       fastgraph   MEASURED_FG_S
-                                        graphlib    MEASURED_GL
-                                        networkx    MEASURED_NX
+    1,000,000 nodes / 3,000,000 edges   fastgraph   221 ms | 114 ms
+                                        igraph      1.27 s | 692 ms   fastgraph/igraph    0.175 | 0.164
+                                        rustworkx   1.97 s | 1.29 s   fastgraph/rustworkx 0.112 | 0.088
+    100,000 nodes / 300,000 edges       fastgraph   10.9 ms | 14.4 ms
+                                        networkx    1.06 s | 940 ms   fastgraph/networkx  0.010 | 0.015
+                                        graphlib    1.97 s | 1.85 s   fastgraph/graphlib  0.006 | 0.008
+
+On an idle moment earlier the same sort took 73 ms against igraph's ~550 ms (0.13x).
 
 Run: ``python benchmarks/bench_toposort.py [--quick] [--json out.json]``.
 """
