@@ -192,12 +192,21 @@ def test_vec_transcendentals_dense_accuracy():
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.uniform(-745, 709, 200_000), rng.uniform(-40, 40, 200_000),
                         rng.uniform(-1e-3, 1e-3, 50_000), np.linspace(-1, 1, 10_001)])
-    for name, ref in [("exp", np.exp), ("expm1", np.expm1), ("tanh", np.tanh)]:
+    for name, ref in [("exp", np.exp), ("expm1", np.expm1), ("tanh", np.tanh),
+                      ("log1p", np.log1p)]:
         got = _kernel(name, strategy="vec")(x)
         want = ref(x)
         ok = np.isfinite(want) & (np.abs(want) > 1e-300)
         rel = np.abs(got[ok] - want[ok]) / np.abs(want[ok])
         assert rel.max() < 1e-15, (name, rel.max())   # a few ulp
+    pos = np.concatenate([np.abs(x), 10.0 ** rng.uniform(-320, 308, 100_000),
+                          1 + rng.uniform(-1e-6, 1e-6, 10_000)])
+    got, want = _kernel("log", strategy="vec")(pos), np.log(pos)
+    assert np.array_equal(got[pos == 0], want[pos == 0])
+    ok = np.isfinite(want) & (np.abs(want) > 1e-300)
+    assert (np.abs(got[ok] - want[ok]) / np.abs(want[ok])).max() < 1e-15
+    sp = _kernel("softplus", strategy="vec")(x)
+    np.testing.assert_allclose(sp, BY_NAME["softplus"].ref(x), rtol=1e-15, atol=1e-300)
     s = _kernel("sigmoid", strategy="vec")(x)
     np.testing.assert_allclose(s, BY_NAME["sigmoid"].ref(x), rtol=1e-15, atol=1e-300)
 

@@ -132,6 +132,41 @@ cdef extern from *:
         double rr = 1.0 / (1.0 + e);
         return x >= 0.0 ? rr : e * rr;
     }
+    /* log(x) (fdlibm's algorithm, branch-free): x = 2^k m, m in [sqrt(2)/2, sqrt(2)),
+       f = m - 1, s = f / (2 + f), log(m) = f - s (f - R(s^2)) with fdlibm's degree-14 minimax R.
+       The exponent becomes a double through the 2^52 trick (no int64->double needed). 1 ulp. */
+    static inline double fg_log1(double x) {
+        int sub = x < 2.2250738585072014e-308;          /* subnormal (or <= 0): scale by 2^54 */
+        double xs = sub ? x * 18014398509481984.0 : x;
+        uint64_t bits = fg__asu(xs);
+        double eb = fg__asd((bits >> 52) | 0x4330000000000000ULL) - 4503599627370496.0;
+        double m = fg__asd((bits & 0x000FFFFFFFFFFFFFULL) | 0x3FF0000000000000ULL);
+        int big = m > 1.4142135623730951;
+        m = big ? m * 0.5 : m;
+        double k = eb - 1023.0 + (big ? 1.0 : 0.0) - (sub ? 54.0 : 0.0);
+        double f = m - 1.0;
+        double s = f / (2.0 + f), z = s * s, w = z * z;
+        double t1 = w * (3.999999999940941908e-01 + w * (2.222219843214978396e-01
+                    + w * 1.531383769920937332e-01));
+        double t2 = z * (6.666666666666735130e-01 + w * (2.857142874366239149e-01
+                    + w * (1.818357216161805012e-01 + w * 1.479819860511658591e-01)));
+        double R = t2 + t1, hfsq = 0.5 * f * f;
+        double y = k * FG_LN2HI - ((hfsq - (s * (hfsq + R) + k * FG_LN2LO)) - f);
+        y = x == INFINITY ? x : y;
+        y = x == 0.0 ? -INFINITY : y;
+        y = x < 0.0 ? NAN : y;
+        return x != x ? x : y;
+    }
+    /* log1p(x) = log(u) + (x - (u - 1)) / u with u = 1 + x (corrects the rounding of 1 + x) */
+    static inline double fg_log1p1(double x) {
+        double u = 1.0 + x;
+        double c = (x - (u - 1.0)) / u;
+        c = (u == 0.0 || u == INFINITY) ? 0.0 : c;
+        double y = fg_log1(u) + c;
+        return u == 1.0 ? x : y;                     /* |x| < eps/2: log1p(x) = x */
+    }
+    static inline float fg_logf1(float x) { return (float)fg_log1((double)x); }
+    static inline float fg_log1pf1(float x) { return (float)fg_log1p1((double)x); }
     /* ---- float32: the same algorithms in single precision (8 lanes per AVX2 register) ---- */
     static inline float fg__asf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
     static inline uint32_t fg__asuf(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -210,7 +245,9 @@ cdef extern from *:
         FG_DEF_VLOOPS(exp, fg_exp1, fg_expf1, SUF, ATTR) \
         FG_DEF_VLOOPS(expm1, fg_expm1_1, fg_expm1f1, SUF, ATTR) \
         FG_DEF_VLOOPS(tanh, fg_tanh1, fg_tanhf1, SUF, ATTR) \
-        FG_DEF_VLOOPS(sigmoid, fg_sigmoid1, fg_sigmoidf1, SUF, ATTR)
+        FG_DEF_VLOOPS(sigmoid, fg_sigmoid1, fg_sigmoidf1, SUF, ATTR) \
+        FG_DEF_VLOOPS(log, fg_log1, fg_logf1, SUF, ATTR) \
+        FG_DEF_VLOOPS(log1p, fg_log1p1, fg_log1pf1, SUF, ATTR)
     FG_DEF_ALL(_base, )
     #if FG_X86_DISPATCH
     FG_DEF_ALL(_avx2, __attribute__((target("avx2,fma"))))
@@ -266,6 +303,8 @@ cdef extern from *:
     FG_DISPATCH(expm1, d) FG_DISPATCH(expm1, f)
     FG_DISPATCH(tanh, d) FG_DISPATCH(tanh, f)
     FG_DISPATCH(sigmoid, d) FG_DISPATCH(sigmoid, f)
+    FG_DISPATCH(log, d) FG_DISPATCH(log, f)
+    FG_DISPATCH(log1p, d) FG_DISPATCH(log1p, f)
     """
     void fg_vexp_d(double*, const double*, Py_ssize_t) noexcept nogil
     void fg_vexp_f(float*, const float*, Py_ssize_t) noexcept nogil
@@ -275,6 +314,10 @@ cdef extern from *:
     void fg_vtanh_f(float*, const float*, Py_ssize_t) noexcept nogil
     void fg_vsigmoid_d(double*, const double*, Py_ssize_t) noexcept nogil
     void fg_vsigmoid_f(float*, const float*, Py_ssize_t) noexcept nogil
+    void fg_vlog_d(double*, const double*, Py_ssize_t) noexcept nogil
+    void fg_vlog_f(float*, const float*, Py_ssize_t) noexcept nogil
+    void fg_vlog1p_d(double*, const double*, Py_ssize_t) noexcept nogil
+    void fg_vlog1p_f(float*, const float*, Py_ssize_t) noexcept nogil
     int fg_vec_init() noexcept nogil
     void fg_stream_d(double*, const double*, Py_ssize_t) noexcept nogil
     void fg_stream_f(float*, const float*, Py_ssize_t) noexcept nogil
@@ -357,7 +400,7 @@ _VM_ARITY = {  # checked against the table at import
     "sigmoid_grad": 2,
 }
 # ops that have a "vec" implementation
-_VM_VEC = frozenset({"exp", "expm1", "tanh", "sigmoid", "softplus"})
+_VM_VEC = frozenset({"exp", "expm1", "tanh", "sigmoid", "softplus", "log", "log1p"})
 
 cdef enum:
     MAXOP = 256
@@ -532,6 +575,18 @@ cdef void _transcendental(int k, int mode, real* d, real* a, Py_ssize_t n) noexc
             else:
                 fg_vtanh_f(d, a, n)
             return
+        if k == K_LOG:
+            if real is double:
+                fg_vlog_d(d, a, n)
+            else:
+                fg_vlog_f(d, a, n)
+            return
+        if k == K_LOG1P:
+            if real is double:
+                fg_vlog1p_d(d, a, n)
+            else:
+                fg_vlog1p_f(d, a, n)
+            return
     # libm, in double
     if k == K_EXP:
         for i in range(n):
@@ -693,14 +748,11 @@ cdef void _exec(int k, int mode, real* d, real* a, real* b, real* c,
                 r = one / (one + e)
                 d[i] = r if a[i] >= zero else e * r
     elif k == K_SOFTPLUS:
+        # log1p(exp(-|a|)) + max(a, 0), in two in-place passes over d
         for i in range(n):
             d[i] = -fabs(a[i])
-        if mode == MODE_VEC:
-            _vexp(d, d, n)
-            _transcendental(K_LOG1P, MODE_UFUNC, d, d, n)
-        else:
-            _transcendental(K_EXP, mode, d, d, n)
-            _transcendental(K_LOG1P, mode, d, d, n)
+        _transcendental(K_EXP, mode, d, d, n)
+        _transcendental(K_LOG1P, mode, d, d, n)
         for i in range(n):
             x = a[i]
             d[i] = d[i] + (x if x > zero else zero)

@@ -107,8 +107,8 @@ _TABLE = [
     # transcendentals
     ("exp",           1, "vec",   "exp",        np.exp, ""),
     ("expm1",         1, "vec",   "expm1",      np.expm1, ""),
-    ("log",           1, "c",     "log",        np.log, ""),
-    ("log1p",         1, "ufunc", "log1p",      np.log1p, ""),
+    ("log",           1, "vec",   "log",        np.log, ""),
+    ("log1p",         1, "vec",   "log1p",      np.log1p, ""),
     ("sin",           1, "ufunc", "sin",        np.sin, ""),
     ("cos",           1, "ufunc", "cos",        np.cos, ""),
     ("tan",           1, "c",     "tan",        np.tan, ""),
