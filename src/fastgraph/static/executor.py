@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import FailedPreconditionError, InvalidArgumentError
-from .passes.buffers import is_ufunc_step, live_order, ufunc_of
+from .passes.buffers import is_fresh_step, live_order, ufunc_of
 from .plan import known
 
 __all__ = ["Plan", "UNINIT", "CODEGEN_MAX_STEPS"]
@@ -61,7 +61,7 @@ def _generic_out_copy(v):
 def _out_converter(p):
     """How to hand ``p``'s value to the user."""
     may_alias = p.kind in _VIEW_KINDS or p.kind == "assign" or (
-        p.kind in ("op", "call", "proj") and not is_ufunc_step(p)) or p.buf >= 0
+        p.kind in ("op", "call", "proj") and not is_fresh_step(p)) or p.buf >= 0
     if known(p.shape) and len(p.shape) == 0 and p.dtype is not None:
         return _to_native if p.dtype in _NATIVE else _to_scalar
     return _generic_out_copy if may_alias else _generic_out
@@ -69,7 +69,7 @@ def _out_converter(p):
 
 def _commit_converter(p):
     if p.kind in _VIEW_KINDS or p.kind == "assign" or (
-            p.kind in ("op", "call", "proj") and not is_ufunc_step(p)) or p.buf >= 0:
+            p.kind in ("op", "call", "proj") and not is_fresh_step(p)) or p.buf >= 0:
         return _copy
     return None
 
@@ -108,6 +108,9 @@ class Plan:
                     f"shape {shape}", p.node)
         specs = getattr(ir, "buffer_specs", [])
         self.buffers = [np.empty(s, d) for s, d in specs]
+        for p in order:     # fused multi-output kernels write their outputs' planned buffers
+            if p.kind == "call" and hasattr(p.fn, "bind"):
+                p.fn = p.fn.bind(self.buffers)
         # each assign is committed once, the last one per variable wins
         self.commits = {}
         for p in order:
@@ -124,6 +127,8 @@ class Plan:
             self.run = self._codegen()
         else:
             self.run = self._loop()
+        if _large_allocations(order):
+            self.run = _with_cached_allocator(self.run)
 
     def _uninit(self, idx):
         raise FailedPreconditionError(
@@ -285,6 +290,41 @@ class Plan:
             for i, b in enumerate(self.buffers):
                 lines.append(f"  buffer {i}: shape={b.shape} dtype={b.dtype}")
         return "\n".join(lines)
+
+
+#: plans whose steps may allocate arrays of at least this many bytes run with the caching allocator
+LARGE_BYTES = 1 << 20
+
+
+def _large_allocations(order) -> bool:
+    for p in order:
+        if p.kind in ("op", "call", "proj") and p.buf < 0:
+            if not known(p.shape):
+                return True
+            n = 1
+            for d in p.shape:
+                n *= d
+            if n * (p.dtype.itemsize if p.dtype is not None else 8) >= LARGE_BYTES:
+                return True
+    return False
+
+
+def _with_cached_allocator(run):
+    """Run the plan with :mod:`fastgraph._alloc`'s caching handler installed: arrays it creates
+    (results handed to the caller included) take and return already-mapped large blocks, so a
+    steady state has no page faults.  Without the extension the plan runs as it is."""
+    try:
+        from .._alloc import enter, exit as leave
+    except ImportError:  # pragma: no cover - extension not built
+        return run
+
+    def cached_run(F, S):
+        tok = enter()
+        try:
+            return run(F, S)
+        finally:
+            leave(tok)
+    return cached_run
 
 
 def _short(v):

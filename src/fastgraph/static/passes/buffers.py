@@ -46,6 +46,19 @@ def is_ufunc_step(p) -> bool:
     return ufunc_of(p) is not None
 
 
+def is_fresh_step(p) -> bool:
+    """A step whose value is a new array, never a view of its inputs: a ufunc step, or a fused
+    kernel's ``call``/``proj`` (``p.fresh``, set by the ``fuse`` pass)."""
+    return p.fresh or ufunc_of(p) is not None
+
+
+def _bufferable(p) -> bool:
+    """Can the step write its one array result into a planned buffer (``out=``)?"""
+    if p.fresh:
+        return p.kind == "proj" or (p.kind == "call" and p.n_outputs == 1)
+    return ufunc_of(p) is not None
+
+
 def live_order(ir):
     live = set()
     stack = [p for p in ir.outputs if p is not None]
@@ -77,7 +90,7 @@ def buffers(ir, ctx) -> None:
             last[pos[id(p.inputs[0])]] = INF
     for i in range(n - 1, -1, -1):
         p = order[i]
-        if p.kind in ("op", "call", "proj", "assign") and not is_ufunc_step(p):
+        if p.kind in ("op", "call", "proj", "assign") and not is_fresh_step(p):
             li = last[i]
             for q in p.inputs:
                 j = pos[id(q)]
@@ -90,7 +103,7 @@ def buffers(ir, ctx) -> None:
         for h in dies.pop(i, ()):
             pool.setdefault((h.shape, h.dtype), []).append(h.buf)
         p.buf = -1
-        if (last[i] != INF and is_ufunc_step(p) and known(p.shape) and len(p.shape) >= 1
+        if (last[i] != INF and _bufferable(p) and known(p.shape) and len(p.shape) >= 1
                 and 0 not in p.shape):
             key = (tuple(p.shape), p.dtype)
             free = pool.get(key)

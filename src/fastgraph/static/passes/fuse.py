@@ -1,0 +1,514 @@
+"""``fuse``: groups of elementwise steps become one fused kernel (:mod:`fastgraph.fused`).
+
+Regions are grown greedily in topological order, in time linear in the graph size:
+
+* a *member* is an ``op`` step whose op is elementwise with a VM opcode (arithmetic,
+  transcendentals, comparisons, ``where``, ``clip``), or a broadcast that the kernel's own
+  broadcasting makes free (``broadcast_like``/``broadcast_to``), with a known shape; every
+  elementwise member of a region has the region's shape (its iteration space) and computes in the
+  region's dtype (float32 or float64; comparisons are 0/1 inside the kernel);
+* a trailing reduction (``sum``/``mean``/``max``/``min`` over all or some axes, and ``sum_to_like``
+  when it is one) of a member joins the region as a *reduced output*, so ``sum(f(x))`` never
+  materialises ``f(x)``; all reduced outputs of a region share axes and keepdims;
+* outputs: every member used outside the region, fetched, or committed to a variable;
+* **convexity**: no path may leave a region and come back.  Each region gets an id (regions made
+  later get larger ids; merged regions keep the smallest); ``dep[n]`` is the largest id of a region
+  that ``n`` depends on.  A node may join (or merge) regions only if every outside input it (or
+  they) read has ``dep`` below the smallest id involved.  Conservative (it can refuse a legal
+  fusion, never allows a cycle) and O(1) per edge with union-find.
+
+Each region worth it (see :func:`_worth`) becomes one ``call`` step running a ``FusedKernel``
+compiled here, once; its outputs are read through ``proj`` steps (a single-output region's call is
+the value itself).  Fused steps are *fresh* (never views), so the buffer planner writes
+intermediates into planned buffers (``out=``) and fetched values are handed out uncopied.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..plan import PNode, known, resolve
+
+#: force fusion of every candidate region (tests compare fused and unfused plans on tiny inputs)
+ALWAYS = False
+
+# cost model, microseconds (measured on the 2-core development VM, see docs/fusion.md): a plain
+# NumPy step costs STEP + n * ELEM_NUMPY per op; a fused kernel CALL + n * ELEM_VM per op
+STEP_US = 0.8
+CALL_US = 9.0
+ELEM_NUMPY_US = 4e-3
+ELEM_VM_US = 1.5e-3
+
+_F = (np.dtype(np.float32), np.dtype(np.float64))
+_BOOL = np.dtype(np.bool_)
+_CMP = {"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"}
+_TRANSPARENT = {"broadcast_like", "broadcast_to"}
+_REDUCE = {"sum", "mean", "max", "min"}
+_CHEAP = {"add", "subtract", "multiply", "negative", "abs", "square", "maximum", "minimum",
+          "relu", "sign", "copy", "less", "less_equal", "greater", "greater_equal", "equal",
+          "not_equal", "where", "clip", "floor", "ceil"}
+
+
+class _Region:
+    __slots__ = ("id", "parent", "shape", "dtype", "ext", "red", "members", "nops")
+
+    def __init__(self, rid, shape, dtype):
+        self.id = rid
+        self.parent = None
+        self.shape = shape
+        self.dtype = dtype
+        self.ext = -1            # max dep of the outside inputs of the members
+        self.red = None          # (axes, keepdims) of the reduced outputs
+        self.members = []
+        self.nops = 0
+
+
+def _find(r):
+    root = r
+    while root.parent is not None:
+        root = root.parent
+    while r.parent is not None:      # path compression
+        nxt = r.parent
+        r.parent = root
+        r = nxt
+    return root
+
+
+def _vm_ops():
+    from ...fused.opcodes import BY_NAME
+    return BY_NAME
+
+
+def _compute_dtype(p, vm):
+    """The float dtype member ``p`` computes in, or ``None`` when ``p`` cannot be fused."""
+    if p.kind != "op" or p.attrs and p.op.name not in ("broadcast_to",):
+        return None
+    op = p.op
+    name = op.name
+    if not known(p.shape):
+        return None
+    if name in _TRANSPARENT:
+        return p.dtype if p.dtype in _F and p.inputs[0].dtype == p.dtype else None
+    if not op.elementwise or op.opcode not in vm:
+        return None
+    if name in _CMP:
+        dts = [q.dtype for q in p.inputs if not q.weak]
+        if not dts or any(d is None for d in dts):
+            return None
+        dt = np.result_type(*dts)
+        return dt if dt in _F else None
+    return p.dtype if p.dtype in _F else None
+
+
+def _input_ok(q, dt) -> bool:
+    """Can an outside value ``q`` be a kernel input (or constant) of a ``dt`` kernel exactly?"""
+    if q.weak:
+        return True
+    d = q.dtype
+    if d is None:
+        return False
+    if d == dt or d == _BOOL:
+        return True
+    return dt == _F[1] and d.kind in "iuf"      # exact promotion to float64, as NumPy does
+
+
+def _reduce_spec(p, x_shape):
+    """``(kind, axes, keepdims)`` of a reduction step over a member of shape ``x_shape``."""
+    name = p.op.name
+    nd = len(x_shape)
+    if name in _REDUCE:
+        a = p.attrs or {}
+        axis = a.get("axis")
+        keep = bool(a.get("keepdims", False))
+        if set(a) - {"axis", "keepdims"}:
+            return None
+        if axis is None:
+            axes = tuple(range(nd))
+        else:
+            axs = axis if isinstance(axis, tuple) else (axis,)
+            try:
+                axes = tuple(sorted({int(ax) % nd for ax in axs})) if nd else None
+            except ZeroDivisionError:
+                return None
+            if axes is None or len(axes) != len(axs):
+                return None
+        if not axes:
+            return None
+        return name, axes, keep
+    if name == "sum_to_like":
+        ts = p.shape
+        lead = nd - len(ts)
+        if lead < 0:
+            return None
+        axes = list(range(lead))
+        ones = [lead + j for j, n in enumerate(ts) if n == 1 and x_shape[lead + j] != 1]
+        if lead and ones:
+            return None
+        if any(n != 1 and n != x_shape[lead + j] for j, n in enumerate(ts)):
+            return None
+        axes = tuple(axes) if lead else tuple(ones)
+        if not axes:
+            return None
+        return "sum", axes, not lead
+    return None
+
+
+def _worth(reg) -> bool:
+    if reg.nops == 0:
+        return False
+    if ALWAYS:
+        return True
+    shape = reg.shape
+    if len(shape) == 0:
+        return False          # 0-d: the plan's inline scalar path is faster
+    n = int(np.prod(shape))
+    if n == 0:
+        return False
+    k = reg.nops
+    if k == 1 and reg.red is None:
+        # one op: a ufunc with out= is as good, unless the VM's own kernel is much faster
+        op = next(m for m in reg.members if m.op.name not in _TRANSPARENT).op.name
+        if op in _CHEAP or op not in ("exp", "expm1", "tanh", "sigmoid", "softplus"):
+            return False
+    saved = k * STEP_US + n * k * ELEM_NUMPY_US
+    cost = CALL_US + n * k * ELEM_VM_US
+    return saved > cost
+
+
+def fuse(ir, ctx) -> None:
+    from ...fused import Expr, compile_kernel
+    from .buffers import live_order
+    vm = _vm_ops()
+    order = live_order(ir)      # dead nodes (left by simplify) must not join regions
+    pos = {id(p): i for i, p in enumerate(order)}
+    region_of: dict = {}        # id(PNode) -> _Region (member), via _find
+    is_red: set = set()         # ids of reduced-output members
+    dep = [-1] * len(order)
+    regions: list = []
+    next_id = 0
+
+    for i, p in enumerate(order):
+        ins = p.inputs
+        d = -1
+        for q in ins:
+            j = pos.get(id(q))
+            if j is not None and dep[j] > d:
+                d = dep[j]
+        dt = _compute_dtype(p, vm) if p.kind == "op" else None
+        joined = None
+        if dt is not None:
+            name = p.op.name
+            shape = tuple(p.shape)
+            cand = []
+            for q in (ins[:1] if name in _TRANSPARENT else ins):
+                r = region_of.get(id(q))
+                if r is None or id(q) in is_red:
+                    continue
+                r = _find(r)
+                if r.shape == shape and r.dtype == dt and r not in cand:
+                    cand.append(r)
+            used_ins = ins[:1] if name in _TRANSPARENT else ins
+            if all(_input_ok(q, dt) or (id(q) in region_of and id(q) not in is_red)
+                   for q in used_ins):
+                for group in ([cand] if len(cand) <= 1 else [cand] + [[c] for c in cand]):
+                    if not group:
+                        break
+                    lo = min(c.id for c in group)
+                    ok = all(c.ext < lo for c in group)
+                    ext = -1
+                    if ok:
+                        for q in used_ins:
+                            r = region_of.get(id(q))
+                            if r is not None and _find(r) in group and id(q) not in is_red:
+                                continue
+                            if not _input_ok(q, dt):
+                                ok = False
+                                break
+                            j = pos.get(id(q))
+                            e = dep[j] if j is not None else -1
+                            if r is not None:
+                                e = max(e, _find(r).id)
+                            if e >= lo:
+                                ok = False
+                                break
+                            ext = max(ext, e)
+                    if ok:
+                        root = group[0]
+                        for c in group[1:]:
+                            c.parent = root
+                            root.members.extend(c.members)
+                            root.nops += c.nops
+                            if c.red is not None:
+                                root.red = c.red
+                            c.members = []
+                        root.id = lo
+                        root.ext = max([ext] + [c.ext for c in group])
+                        joined = root
+                        break
+                if joined is None and all(_input_ok(q, dt) for q in used_ins):
+                    ext = -1
+                    for q in used_ins:
+                        j = pos.get(id(q))
+                        if j is not None and dep[j] > ext:
+                            ext = dep[j]
+                    if True:
+                        joined = _Region(next_id, shape, dt)
+                        next_id += 1
+                        joined.ext = ext
+                        regions.append(joined)
+            if joined is not None:
+                joined.members.append(p)
+                if name not in _TRANSPARENT:
+                    joined.nops += 1
+                region_of[id(p)] = joined
+        elif p.kind == "op" and p.inputs and (p.op.name in _REDUCE or p.op.name == "sum_to_like"):
+            # a trailing reduction of a member joins its region as a reduced output
+            x = p.inputs[0]
+            r = region_of.get(id(x))
+            if r is not None and id(x) not in is_red:
+                r = _find(r)
+                spec = _reduce_spec(p, r.shape) if tuple(x.shape) == r.shape else None
+                ok = (spec is not None and p.dtype == r.dtype and known(p.shape)
+                      and (r.red is None or r.red == spec[1:]))
+                if ok and p.op.name == "sum_to_like":
+                    q = p.inputs[1]
+                    j = pos.get(id(q))
+                    ok = j is None or (dep[j] < r.id and id(q) not in region_of)
+                if ok:
+                    r.red = spec[1:]
+                    r.members.append(p)
+                    r.nops += 1
+                    region_of[id(p)] = r
+                    is_red.add(id(p))
+                    joined = r
+        if joined is not None:
+            d = max(d, joined.id)
+        dep[i] = d
+
+    live = [_find(r) for r in regions if r.parent is None and r.members]
+    live = [r for r in live if _worth(r)]
+    if not live:
+        ctx.note("fuse", "0 kernel(s)")
+        return
+    fused_ids = {}
+    for r in live:
+        for m in r.members:
+            fused_ids[id(m)] = r
+    # uses outside each region
+    outside_used = set()
+    for p in order:
+        rp = fused_ids.get(id(p))
+        for q in p.inputs:
+            rq = fused_ids.get(id(q))
+            if rq is not None and rq is not rp:
+                outside_used.add(id(q))
+    for o in ir.outputs:
+        if o is not None:
+            outside_used.add(id(o))
+
+    new_nodes = []
+    n_ops_total = 0
+    for k, r in enumerate(live):
+        members = r.members
+        members.sort(key=lambda m: pos[id(m)])
+        mset = {id(m) for m in members}
+        exprs: dict = {}
+        inputs: list = []
+        in_index: dict = {}
+        force = False
+
+        def leaf(q):
+            nonlocal force
+            e = exprs.get(id(q))
+            if e is not None:
+                return e
+            if q.kind == "const" and np.ndim(q.value) == 0 and \
+                    np.asarray(q.value).dtype.kind in "biuf":
+                return Expr.const(q.value)
+            j = in_index.get(id(q))
+            if j is None:
+                j = in_index[id(q)] = len(inputs)
+                inputs.append(q)
+                if q.dtype != r.dtype:
+                    force = True
+            return Expr.input(j)
+
+        outs = []
+        specs = []
+        for m in members:
+            name = m.op.name
+            if name in _TRANSPARENT:
+                e = leaf(m.inputs[0])
+            elif id(m) in is_red:
+                e = leaf(m.inputs[0])
+            else:
+                args = [leaf(q) for q in m.inputs]
+                e = _peephole(m.op.opcode, args) or Expr.op(m.op.opcode, *args)
+            exprs[id(m)] = e
+            if id(m) in outside_used:
+                outs.append(m)
+                if id(m) in is_red:
+                    kind = "sum" if name == "sum_to_like" else name
+                    axes = None if r.red[0] == tuple(range(len(r.shape))) else r.red[0]
+                    specs.append((kind, axes, r.red[1]))
+                else:
+                    specs.append(None)
+        if not outs:
+            continue
+        shapes = [np.shape(q.value) if q.weak else q.shape for q in inputs]
+        if any(not known(sh) for sh in shapes):
+            for m in members:
+                fused_ids.pop(id(m), None)
+            continue
+        try:
+            bshape = np.broadcast_shapes(*shapes) if shapes else ()
+        except ValueError:
+            bshape = None
+        if bshape != r.shape:
+            # the broadcasts inside span a larger space than the inputs: a zero-stride input
+            # of the region's shape sets the kernel's iteration space
+            dummy = PNode("const", None, None, (), None, r.shape, r.dtype,
+                          value=np.broadcast_to(np.zeros((), r.dtype), r.shape),
+                          name=f"fused_{k}_shape")
+            new_nodes.append((dummy, []))
+            inputs.append(dummy)
+        kname = f"fused_{k}"
+        kern = compile_kernel([exprs[id(m)] for m in outs],
+                              reduce=specs if any(s is not None for s in specs) else None,
+                              nin=len(inputs), name=kname)
+        ops = [m.op.name for m in members if m.op.name not in _TRANSPARENT]
+        n_ops_total += len(ops)
+        dt = r.dtype
+        call = PNode("call", None, None, inputs, None, outs[0].shape, outs[0].dtype,
+                     name=kname)
+        call.fresh = True
+        call.n_outputs = len(outs)
+        call.note = f"{len(ops)} op(s): {' '.join(ops)}"
+        if len(outs) == 1:
+            call.fn = kern if not force else _Forced(kern, dt)
+            targets = [call]
+        else:
+            projs = []
+            for j, m in enumerate(outs):
+                pj = PNode("proj", None, None, [call], None, m.shape,
+                           dt if m.dtype == _BOOL else m.dtype, name=f"{kname}:{j}")
+                pj.index = j
+                pj.fresh = True
+                projs.append(pj)
+            call.fn = _Multi(kern, projs, dt, force)
+            call.shape = None
+            call.dtype = None
+            targets = projs
+        new_nodes.append((call, targets))
+        for m, t in zip(outs, targets):
+            if m.dtype == _BOOL:   # comparisons are 0/1 floats in the kernel
+                from ...ops import REGISTRY
+                c = PNode("op", None, REGISTRY["astype"], [t], {"dtype": _BOOL}, m.shape,
+                          _BOOL, name=m.name)
+                t2 = c
+                new_nodes.append((c, []))
+                if t is call:
+                    call.dtype = dt
+            else:
+                t2 = t
+                if t is call:
+                    call.name = m.name if len(members) == 1 else kname
+            m.repl = t2
+        for m in members:
+            if m.repl is None:
+                m.repl = call       # dead inside the kernel; nobody outside reads it
+        ctx.note("fuse", kern.describe())
+    _rebuild(ir, fused_ids, new_nodes)
+    ctx.note("fuse", f"{len(new_nodes) and sum(1 for c, t in new_nodes if c.kind == 'call')} "
+                     f"kernel(s) replacing {n_ops_total} op(s)")
+
+
+def _is_const(e, v) -> bool:
+    return e.kind == "const" and e.value == v
+
+
+def _peephole(name, args):
+    """Exact rewrites the gradient graphs are full of (seeds of ones): ``x * 1 -> x``.
+    (``x + 0`` is not exact for ``-0.0`` and stays.)"""
+    if name == "multiply":
+        if _is_const(args[0], 1.0):
+            return args[1]
+        if _is_const(args[1], 1.0):
+            return args[0]
+    return None
+
+
+class _Forced:
+    """A kernel called with an explicit dtype (some input is bool/int or of a narrower float)."""
+    __slots__ = ("k", "dt", "name")
+
+    def __init__(self, k, dt):
+        self.k, self.dt, self.name = k, dt, k.name
+
+    def __call__(self, *ins, out=None):
+        return self.k(*ins, out=out, dtype=self.dt)
+
+
+class _Multi:
+    """A multi-output kernel; ``bind(buffers)`` (called by the executor once buffers exist)
+    returns the callable writing the outputs that have a planned buffer into it."""
+
+    def __init__(self, k, projs, dt, force):
+        self.k, self.projs, self.dt, self.force = k, projs, dt, force
+        self.name = k.name
+
+    def bind(self, buffers):
+        k = self.k
+        dt = self.dt if self.force else None
+        bufs = [buffers[q.buf] if q.buf >= 0 else None for q in self.projs]
+        if all(b is None for b in bufs):
+            return k if dt is None else _Forced(k, dt)
+        shapes = [tuple(q.shape) for q in self.projs]
+        kdt = self.dt
+        empty = np.empty
+
+        def run(*ins):
+            outs = [b if b is not None else empty(s, kdt) for b, s in zip(bufs, shapes)]
+            return k(*ins, out=outs, dtype=dt)
+        run.name = k.name
+        return run
+
+    def __call__(self, *ins):
+        return self.k(*ins, dtype=self.dt if self.force else None)
+
+
+def _rebuild(ir, fused_ids, new_nodes):
+    """New order: drop members, add calls/projs/casts, re-sort topologically (projs right after
+    their call, so the buffer planner sees the kernel's outputs written where they appear)."""
+    from ...utils import toposort
+    nodes = [p for p in ir.order if id(p) not in fused_ids]
+    after_call = {}
+    for c, targets in new_nodes:
+        nodes.append(c)
+        if c.kind == "call":
+            projs = [t for t in targets if t.kind == "proj"]
+            after_call[id(c)] = projs
+            nodes.extend(projs)
+    index = {id(p): i for i, p in enumerate(nodes)}
+    src, dst = [], []
+    for j, p in enumerate(nodes):
+        ins = p.inputs
+        for k in range(len(ins)):
+            q = ins[k]
+            if q.repl is not None:
+                q = ins[k] = resolve(q)
+            i = index.get(id(q))
+            if i is not None:
+                src.append(i)
+                dst.append(j)
+    order = toposort(len(nodes), np.asarray(src, np.int64), np.asarray(dst, np.int64))
+    out = []
+    for i in order.tolist():
+        p = nodes[i]
+        if p.kind == "proj" and id(p.inputs[0]) in after_call:
+            continue
+        out.append(p)
+        projs = after_call.get(id(p))
+        if projs:
+            out.extend(projs)
+    ir.order = out
+    ir.outputs = [None if o is None else resolve(o) for o in ir.outputs]

@@ -1,0 +1,382 @@
+"""The ``fuse`` pass (issue #5): fused plans equal unfused ones (``disable=("fuse",)``) for every
+elementwise op, both float dtypes, contiguous/strided/broadcast inputs and awkward sizes;
+multi-output regions (forward + gradients), absorbed reductions, thread-count independence,
+``explain()``, convexity, ``@fg.function`` tracing, and steady-state page faults."""
+from __future__ import annotations
+
+import re
+import resource
+import time
+
+import numpy as np
+import pytest
+
+import fastgraph as fg
+from fastgraph.fused.opcodes import BY_NAME
+from fastgraph.ops._registry import REGISTRY
+from fastgraph.static.passes import fuse as fuse_mod
+
+from optable import CASES, as_list, make_inputs
+
+ELEMENTWISE = [c for c in CASES if c.op in REGISTRY and REGISTRY[c.op].elementwise
+               and REGISTRY[c.op].opcode in BY_NAME]
+BLOCK = 1024
+DTYPES = [np.float64, np.float32]
+
+
+@pytest.fixture
+def always_fuse(monkeypatch):
+    """Fuse every candidate region, however small (the cost model would skip tiny ones)."""
+    monkeypatch.setattr(fuse_mod, "ALWAYS", True)
+
+
+def _tol(dtype):
+    return dict(rtol=1e-12, atol=1e-13) if dtype == np.float64 else dict(rtol=5e-6, atol=5e-6)
+
+
+def _close(a, b, dtype):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape
+    assert a.dtype == b.dtype, (a.dtype, b.dtype)
+    if a.dtype.kind == "f":
+        np.testing.assert_allclose(a, b, **_tol(dtype))
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+def _both(build, feeds_np, fetch_grads=False):
+    """Run the graph ``build(*placeholders)`` fused and unfused; return (fused, unfused, explain)."""
+    g = fg.Graph()
+    with g.as_default():
+        phs = [fg.placeholder(v.dtype, v.shape) for v in feeds_np]
+        out = build(*phs)
+        fetches = out if isinstance(out, (list, tuple)) else [out]
+        feed = dict(zip(phs, feeds_np))
+        fused = fg.Session(g).run(list(fetches), feed)
+        plain = fg.Session(g, disable=("fuse",)).run(list(fetches), feed)
+        text = fg.Session(g).explain(list(fetches), feed)
+    return fused, plain, text
+
+
+def _case_id(c):
+    return c.name
+
+
+# ---- every elementwise op -------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("case", ELEMENTWISE, ids=_case_id)
+def test_every_elementwise_op_fused_equals_unfused(case, dtype, always_fuse):
+    xs = make_inputs(case, dtype)
+
+    def build(*phs):
+        y = case.fn(*phs)
+        ys = as_list(y)
+        # a two-op region at least: the op, then a use of its result
+        return [fg.multiply(v, 1.5) if v.dtype.kind == "f" else v for v in ys]
+
+    fused, plain, text = _both(build, xs)
+    for a, b in zip(fused, plain):
+        _close(a, b, dtype)
+    assert "fused kernel" in text
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("case", [c for c in ELEMENTWISE if c.diff and not c.zero_grad],
+                         ids=_case_id)
+def test_every_elementwise_op_forward_and_gradients_in_one_plan(case, dtype, always_fuse):
+    xs = make_inputs(case, dtype)
+
+    def build(*phs):
+        y = as_list(case.fn(*phs))[0]
+        loss = fg.sum(fg.tanh(y) * 0.5 + y * y)
+        grads = fg.gradients(loss, [phs[i] for i in case.diff])
+        return [loss] + [g for g in grads if g is not None]
+
+    fused, plain, _ = _both(build, xs)
+    for a, b in zip(fused, plain):
+        _close(a, b, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("op", ["less", "less_equal", "greater", "greater_equal", "equal",
+                                "not_equal"])
+def test_comparisons_inside_and_as_outputs(op, dtype, always_fuse, rng):
+    x = np.round(rng.standard_normal((5, 7)), 1).astype(dtype)
+    y = np.round(rng.standard_normal((7,)), 1).astype(dtype)
+    cmp = getattr(fg, op)
+
+    def build(a, b):
+        c = cmp(a * 2.0, b + 0.5)
+        return [fg.where(c, a, b * 3.0), c]    # used inside (where) and fetched (bool)
+
+    fused, plain, text = _both(build, [x, y])
+    assert fused[1].dtype == np.bool_
+    for a, b in zip(fused, plain):
+        _close(a, b, dtype)
+    assert "fused kernel" in text
+
+
+# ---- layouts and sizes --------------------------------------------------------------------------
+def _expr(a, b, c):
+    t = fg.tanh(a * b + c)
+    return [t * fg.sigmoid(b) + 0.5 * a * a, fg.exp(-t) / (1.0 + c * c)]
+
+
+def _ref(a, b, c):
+    t = np.tanh(a * b + c)
+    s = 1.0 / (1.0 + np.exp(-b))
+    return [t * s + 0.5 * a * a, np.exp(-t) / (1.0 + c * c)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("n", [0, 1, BLOCK - 1, BLOCK + 1, 100_003])
+def test_sizes(n, dtype, always_fuse, rng):
+    a, b, c = (rng.standard_normal(n).astype(dtype) for _ in range(3))
+    fused, plain, text = _both(_expr, [a, b, c])
+    for x, y, r in zip(fused, plain, _ref(a, b, c)):
+        _close(x, y, dtype)
+        np.testing.assert_allclose(x, r.astype(dtype), rtol=1e-5 if dtype == np.float32 else 1e-12,
+                                   atol=1e-6 if dtype == np.float32 else 1e-14)
+    if n:
+        assert "fused kernel" in text
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+def test_strided_and_transposed_inputs(dtype, rng):
+    big = rng.standard_normal((300, 400)).astype(dtype)
+    a = big[::2, ::3]                        # strided
+    b = rng.standard_normal((a.shape[1], a.shape[0])).astype(dtype).T   # transposed
+    c = rng.standard_normal(a.shape).astype(dtype)
+    fused, plain, text = _both(_expr, [a, b, c])
+    for x, y in zip(fused, plain):
+        _close(x, y, dtype)
+    assert "fused kernel" in text
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+def test_broadcast_inputs(dtype, rng):
+    a = rng.standard_normal((64, 1, 50)).astype(dtype)
+    b = rng.standard_normal((40, 1)).astype(dtype)
+    c = rng.standard_normal(()).astype(dtype)
+    fused, plain, text = _both(_expr, [a, b, c])
+    for x, y in zip(fused, plain):
+        assert x.shape == (64, 40, 50)
+        _close(x, y, dtype)
+    assert "fused kernel" in text
+
+
+def test_mixed_dtypes_and_bool_inputs(always_fuse, rng):
+    a = rng.standard_normal(2000).astype(np.float32)
+    b = rng.standard_normal(2000)
+    m = rng.standard_normal(2000) > 0
+    fused, plain, _ = _both(lambda x, y, k: [fg.where(k, x * 2.0, x - 1.0) * 3.0,
+                                            fg.tanh(x) * y + 1.0], [a, b, m])
+    assert fused[0].dtype == np.float32 and fused[1].dtype == np.float64
+    for x, y in zip(fused, plain):
+        _close(x, y, np.float32)     # float32 tanh feeds the float64 output
+
+
+# ---- multi-output regions and reductions ------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+def test_forward_and_gradients_share_one_kernel(dtype, rng):
+    n = 50_000
+    xs = [rng.standard_normal(n).astype(dtype) for _ in range(4)]
+
+    def build(a, b, c, d):
+        y = fg.tanh(a * b + c) * fg.sigmoid(d) + 0.5 * a * a
+        loss = fg.sum(y)
+        return [loss, y] + list(fg.gradients(loss, [a, b, c, d]))
+
+    fused, plain, text = _both(build, xs)
+    for x, y in zip(fused, plain):
+        _close(x, y, dtype)
+    assert text.count("fused kernel") == 1
+    m = re.search(r"fused kernel '\w+': 4 input\(s\), (\d+) output\(s\)", text)
+    assert m and int(m.group(1)) == 6        # loss (reduced), y and 4 gradients
+    assert "(sum over all axes)" in text
+    steps = text.split("[plan]")[1]
+    assert " = sum(" not in steps            # the reduction is inside the kernel
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (1, False), ((0, 2), True), (-1, True)])
+def test_reductions_absorbed(kind, axis, keepdims, rng):
+    x = rng.standard_normal((30, 40, 50))
+    y = rng.standard_normal((40, 1))
+    red = getattr(fg, kind)
+    fused, plain, text = _both(lambda a, b: red(fg.exp(a * b) - a, axis=axis,
+                                                keepdims=keepdims), [x, y])
+    _close(fused[0], plain[0], np.float64)
+    steps = text.split("[plan]")[1]
+    assert f" = {kind}(" not in steps
+    assert f"({kind} over" in text
+
+
+def test_reduction_of_a_value_also_used_elementwise(rng):
+    x = rng.standard_normal((200, 300))
+    fused, plain, text = _both(lambda a: [fg.sum(fg.tanh(a) * 2.0, axis=0), fg.tanh(a) * 2.0],
+                               [x])
+    for a, b in zip(fused, plain):
+        _close(a, b, np.float64)
+    assert text.count("fused kernel") == 1
+
+
+def test_threads_give_identical_results(rng):
+    x = rng.standard_normal(400_000)
+    y = rng.standard_normal(400_000)
+    g = fg.Graph()
+    with g.as_default():
+        a = fg.placeholder(fg.float64, x.shape)
+        b = fg.placeholder(fg.float64, y.shape)
+        out = fg.tanh(a * b) + fg.exp(-a * a)
+        fetch = [out, fg.sum(out), fg.mean(out * b)]
+        old = fg.get_num_threads()
+        try:
+            fg.set_num_threads(1)
+            one = fg.Session(g).run(fetch, {a: x, b: y})
+            fg.set_num_threads(4)
+            many = fg.Session(g).run(fetch, {a: x, b: y})
+        finally:
+            fg.set_num_threads(old)
+    for p, q in zip(one, many):
+        np.testing.assert_array_equal(p, q)
+
+
+# ---- explain, switching off, convexity --------------------------------------------------------
+def test_explain_lists_kernels_and_disable_switches_off(rng):
+    x = rng.standard_normal(100_000)
+    g = fg.Graph()
+    with g.as_default():
+        a = fg.placeholder(fg.float64, x.shape)
+        y = fg.tanh(a * 2.0 + 1.0) * fg.exp(a)
+        text = fg.Session(g).explain(y, {a: x})
+        off = fg.Session(g, disable=("fuse",)).explain(y, {a: x})
+    assert "[fuse]" in text and "fused kernel" in text
+    for op in ("tanh", "exp", "multiply"):
+        assert op in text.split("[buffers]")[0]
+    assert "fused kernel" not in off and "(disabled)" in off
+
+
+def test_convexity_no_cycle_through_a_non_fusable_op(always_fuse, rng):
+    # e = exp(x) -> m = e @ w (not fusable) -> z = e + m: fusing exp and add would need the
+    # kernel both before and after the matmul
+    x = rng.standard_normal((20, 20))
+    w = rng.standard_normal((20, 20))
+
+    def build(a, b):
+        e = fg.exp(a * 0.1)
+        m = fg.matmul(e, b)
+        return [fg.tanh(e + m) * 2.0, e * 3.0]
+
+    fused, plain, text = _both(build, [x, w])
+    for a, b in zip(fused, plain):
+        _close(a, b, np.float64)
+    # the matmul sits between two kernels
+    steps = text.split("[plan]")[1].splitlines()
+    kinds = [ln for ln in steps if "fused_" in ln and "proj" not in ln or "matmul(" in ln]
+    assert any("matmul(" in k for k in kinds) and sum("fused_" in k for k in kinds) >= 2
+
+
+def test_linear_time_on_long_chains():
+    def build_graph(n):
+        g = fg.Graph()
+        with g.as_default():
+            x = fg.placeholder(fg.float64, (1000,))
+            y, keep, i = x, x, 0
+            while i < n:
+                y = fg.tanh(y) * 0.5 + keep
+                i += 3
+                if i % 12 == 0:
+                    keep = fg.sin(y)
+                    i += 1
+        return g, x, y
+
+    times = {}
+    xv = np.linspace(-1, 1, 1000)
+    for n in (2_000, 8_000):
+        g, x, y = build_graph(n)
+        with g.as_default():
+            sess = fg.Session(g)
+            t0 = time.perf_counter()
+            out = sess.run(y, {x: xv})
+            times[n] = time.perf_counter() - t0
+            ref = fg.Session(g, disable=("fuse",)).run(y, {x: xv})
+            np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+            assert "fused kernel" in sess.explain(y, {x: xv})
+    assert times[8_000] < 10 * times[2_000] + 0.5      # ~4x: linear, not quadratic
+
+
+# ---- @fg.function --------------------------------------------------------------------------------
+def test_function_traces_once_per_signature_and_equals_eager(rng):
+    def f(a, b):
+        return fg.tanh(a * b + 1.0) * fg.sigmoid(b) + 0.5 * a * a
+
+    ff = fg.function(f)
+    x, y = rng.standard_normal(50_000), rng.standard_normal(50_000)
+    ref = np.tanh(x * y + 1.0) / (1.0 + np.exp(-y)) + 0.5 * x * x
+    eager = f(fg.tensor(x), fg.tensor(y))
+    eager = np.asarray(getattr(eager, "data", eager))
+    for _ in range(3):
+        out = ff(x, y)
+        np.testing.assert_allclose(out, eager, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-14)
+    assert ff.trace_count == 1
+    ff(x.astype(np.float32), y.astype(np.float32))
+    assert ff.trace_count == 2
+    ff(x[:1000], y[:1000])
+    assert ff.trace_count == 3
+    ff(x, y)
+    assert ff.trace_count == 3
+    assert "fused kernel" in ff.explain(x, y)
+
+
+def test_results_are_not_overwritten_by_later_runs(rng):
+    ff = fg.function(lambda a: [fg.exp(a) * 2.0 + a, fg.tanh(a) - 1.0])
+    x1, x2 = rng.standard_normal(300_000), rng.standard_normal(300_000)
+    r1 = ff(x1)
+    keep = [np.array(r) for r in r1]
+    ff(x2)
+    ff(x2)
+    for r, k in zip(r1, keep):
+        np.testing.assert_array_equal(r, k)
+    assert not np.may_share_memory(r1[0], r1[1])
+
+
+def test_steady_state_has_no_page_faults(rng):
+    n = 10_000_000
+    a = rng.standard_normal(n)
+    b = rng.standard_normal(n)
+    ff = fg.function(lambda x, y: fg.tanh(x * y) * 0.5 + x)
+    for _ in range(3):
+        out = ff(a, b)
+        del out
+    faults = []
+    for _ in range(5):
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        out = ff(a, b)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+        del out
+    one_output_pages = n * 8 // 4096          # 19,531 4-KiB pages
+    assert min(faults) < 1000 < one_output_pages, faults
+    assert np.median(faults) < 1000, faults
+
+
+def test_caching_allocator_semantics():
+    from fastgraph import _alloc
+    with _alloc.cached():
+        z = np.zeros(2_000_000)
+        assert not z.any()
+        z[:] = 7.0
+        del z
+        z = np.zeros(2_000_000)         # a reused block is zeroed
+        assert not z.any()
+        r = np.ones(10)
+        r.resize(500_000, refcheck=False)
+        assert r[:10].sum() == 10.0 and not r[10:].any()
+        small = np.arange(100.0)
+        assert small.sum() == 4950.0
+    st = _alloc.stats()
+    assert st["hits"] >= 1 and st["bytes"] <= st["limit"]
+    del z, r
+    _alloc.trim()
+    assert _alloc.stats()["blocks"] == 0
