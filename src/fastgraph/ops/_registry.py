@@ -34,25 +34,8 @@ class _Zero:
 ZERO = _Zero()
 
 
-class OpDef:
-    """One operation: name, NumPy forward, VJP rules, static shape rule, fused opcode."""
-
-    __slots__ = ("name", "forward", "vjps", "shape", "elementwise", "opcode",
-                 "differentiable", "variadic", "n_outputs")
-
-    def __init__(self, name: str, forward: Callable, vjps: Sequence, shape: Callable | None,
-                 elementwise: bool, opcode: str | None, differentiable: bool, variadic: bool):
-        self.name = name
-        self.forward = forward
-        self.vjps = tuple(vjps)
-        self.shape = shape
-        self.elementwise = elementwise
-        self.opcode = opcode
-        self.differentiable = differentiable
-        self.variadic = variadic
-
-    def __repr__(self) -> str:
-        return f"OpDef({self.name!r})"
+# The OpDef class is compiled (the recorder and the walker read its fields on every op).
+from .._tape import OpDef  # noqa: E402
 
 
 REGISTRY: dict[str, OpDef] = {}
@@ -60,17 +43,20 @@ REGISTRY: dict[str, OpDef] = {}
 
 def defop(name: str, forward: Callable, *vjps, shape: Callable | None = None,
           elementwise: bool = False, opcode: str | None = None,
-          differentiable: bool = True, variadic: bool = False) -> OpDef:
+          differentiable: bool = True, variadic: bool = False,
+          operator: Callable | None = None, scalar_math: Callable | None = None) -> OpDef:
     """Declare an operation once; returns its :class:`OpDef`.
 
     ``variadic`` ops take their array inputs as one sequence (``concatenate``, ``stack``).
     ``differentiable=False`` ops (comparisons) produce results that never require grad.
+    ``operator``/``scalar_math``: optional fast paths with identical results (see ``OpDef``).
     """
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
     if elementwise and opcode is None:
         opcode = name
-    op = OpDef(name, forward, vjps, shape, elementwise, opcode, differentiable, variadic)
+    op = OpDef(name, forward, vjps, shape, elementwise, opcode, differentiable, variadic,
+               operator, scalar_math)
     REGISTRY[name] = op
     return op
 
