@@ -191,7 +191,13 @@ def torch_compile_fns(torch, f, args) -> tuple[Callable, Callable] | str:
     return forward, grad
 
 
-def tensorflow_fns(tf):
+def tensorflow_fns(tf, threads: int | None = None):
+    if threads:
+        try:  # only possible before TensorFlow runs its first op
+            tf.config.threading.set_intra_op_parallelism_threads(threads)
+            tf.config.threading.set_inter_op_parallelism_threads(threads)
+        except RuntimeError:
+            pass
     def f(a, b, c, d):
         return tf.tanh(a * b + c) * tf.sigmoid(d) + 0.5 * a * a
 
@@ -350,7 +356,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
             add("torch_compile", *compiled, targs)
     if "tensorflow" in available:
         try:
-            f, g, conv = tensorflow_fns(available["tensorflow"])
+            f, g, conv = tensorflow_fns(available["tensorflow"], nthreads)
             add("tensorflow_xla", f, g, conv(arrays))
         except Exception as exc:  # noqa: BLE001
             skipped["tensorflow_xla"] = f"{type(exc).__name__}: {exc}"[:200]

@@ -262,8 +262,12 @@ def _set_threads(n: int) -> Any:
     import fastgraph
 
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                "NUMEXPR_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
+                "NUMEXPR_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
         os.environ[var] = str(n)
+    if n == 1:  # XLA (JAX, TensorFlow jit) sizes its Eigen pool by the cores unless told
+        flags = os.environ.get("XLA_FLAGS", "")
+        if "xla_cpu_multi_thread_eigen" not in flags:
+            os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
     fastgraph.set_num_threads(n)
     try:
         from threadpoolctl import threadpool_limits
