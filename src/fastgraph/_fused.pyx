@@ -18,6 +18,7 @@ two disagree.
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport malloc, free
+from libc.string cimport memset, memcmp
 from libc.stdint cimport uintptr_t
 from libc.math cimport (exp, expm1, log, log1p, sqrt, sin, cos, tan, tanh, sinh, cosh, atan,
                         erf, pow, floor, ceil, fabs)
@@ -1030,6 +1031,143 @@ cdef void _run_all(Ctx* c, real* scratch, int nthreads) noexcept nogil:
             _red_store(c, k, cur, acc, scratch)
 
 
+cdef void _fill_const(real* reg, double v, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef real x = <real>v
+    for j in range(n):
+        reg[j] = x
+
+
+cdef struct Work:
+    # per-thread register scratch + register-pointer tables, cached on a Program between calls
+    char* raw               # malloc'd block (cap bytes); scratch = raw aligned to 64
+    size_t cap
+    char* scratch
+    void** regp
+    Py_ssize_t regp_cap     # pointers
+    Py_ssize_t cfill_isz    # constants are filled for this itemsize and block ...
+    Py_ssize_t cfill_block
+    int cfill_nt            # ... in the first cfill_nt threads' rows
+    # tables of the flat (1-D contiguous) path, sized for the program's nin/nout
+    bint tab_ok
+    char** in_base
+    char** out_base
+    int* imode
+    int* omode
+    int* ored
+    int* oridx
+    Py_ssize_t* ones
+
+
+cdef inline void _work_free(Work* w) noexcept:
+    free(w.raw)
+    free(w.regp)
+    free(w.in_base)
+    free(w.out_base)
+    free(w.imode)
+    free(w.omode)
+    free(w.ored)
+    free(w.oridx)
+    free(w.ones)
+    w.in_base = NULL
+    w.out_base = NULL
+    w.imode = NULL
+    w.omode = NULL
+    w.ored = NULL
+    w.oridx = NULL
+    w.ones = NULL
+    w.tab_ok = False
+    w.raw = NULL
+    w.regp = NULL
+    w.cap = 0
+    w.regp_cap = 0
+    w.cfill_nt = 0
+
+
+cdef int _work_prepare(Work* w, int nt, int nregs, int regstride, Py_ssize_t block,
+                       Py_ssize_t isz, int nconst, int* const_reg,
+                       double* const_val) except -1 nogil:
+    """Make ``w`` hold scratch for ``nt`` threads (growing it when needed), point every register
+    at its own scratch row and make sure the constant registers hold their values."""
+    cdef size_t need = <size_t>nt * nregs * block * isz + 64
+    cdef Py_ssize_t nptr = <Py_ssize_t>nt * regstride
+    cdef int t, i, j
+    cdef char* row
+    if need > w.cap:
+        free(w.raw)
+        w.raw = <char*>malloc(need)
+        w.cfill_nt = 0
+        if w.raw == NULL:
+            w.cap = 0
+            with gil:
+                raise MemoryError()
+        w.cap = need
+        w.scratch = <char*>((<uintptr_t>w.raw + 63) & ~(<uintptr_t>63))
+    if nptr > w.regp_cap:
+        free(w.regp)
+        w.regp = <void**>malloc(sizeof(void*) * (nptr + 1))
+        if w.regp == NULL:
+            w.regp_cap = 0
+            with gil:
+                raise MemoryError()
+        w.regp_cap = nptr
+    if w.cfill_isz != isz or w.cfill_block != block:
+        w.cfill_isz = isz
+        w.cfill_block = block
+        w.cfill_nt = 0
+    for t in range(nt):
+        for j in range(nregs):
+            w.regp[t * regstride + j] = w.scratch + (<Py_ssize_t>t * nregs + j) * block * isz
+    # constant registers: filled once per thread row, then kept (no instruction writes them)
+    while w.cfill_nt < nt:
+        t = w.cfill_nt
+        for i in range(nconst):
+            j = const_reg[i]
+            row = w.scratch + (<Py_ssize_t>t * nregs + j) * block * isz
+            if isz == 8:
+                _fill_const(<double*>row, const_val[i], block)
+            else:
+                _fill_const(<float*>row, const_val[i], block)
+        w.cfill_nt += 1
+    return 0
+
+
+
+
+cdef int _work_tables(Work* w, int nin, int nout) except -1:
+    cdef int m = (nin if nin > nout else nout) + 1
+    cdef int i
+    if w.tab_ok:
+        return 0
+    if w.in_base == NULL:
+        w.in_base = <char**>malloc(sizeof(char*) * (nin + 1))
+    if w.out_base == NULL:
+        w.out_base = <char**>malloc(sizeof(char*) * (nout + 1))
+    if w.imode == NULL:
+        w.imode = <int*>malloc(sizeof(int) * (nin + 1))
+    if w.omode == NULL:
+        w.omode = <int*>malloc(sizeof(int) * (nout + 1))
+    if w.ored == NULL:
+        w.ored = <int*>malloc(sizeof(int) * (nout + 1))
+    if w.oridx == NULL:
+        w.oridx = <int*>malloc(sizeof(int) * (nout + 1))
+    if w.ones == NULL:
+        w.ones = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * m)
+    if not (w.in_base and w.out_base and w.imode and w.omode and w.ored and w.oridx and w.ones):
+        raise MemoryError()
+    for i in range(m):
+        w.ones[i] = 1
+    for i in range(nout):
+        w.ored[i] = RED_NONE
+        w.oridx[i] = -1
+    w.tab_ok = True
+    return 0
+
+
+cdef inline bint _overlap(char* a, char* b, Py_ssize_t nbytes) noexcept:
+    return a < b + nbytes and b < a + nbytes
+
+
 def _check_reg(r, what, nregs):
     if r < 0 or r >= nregs:
         raise ValueError(f"register {r} of {what} out of range (nregs={nregs})")
@@ -1053,9 +1191,26 @@ cdef class Program:
     cdef int nconst
     cdef int* const_reg
     cdef double* const_val
+    # call configuration (FusedKernel.__init__ sets it through configure())
+    cdef readonly Py_ssize_t block
+    cdef readonly Py_ssize_t threshold
+    cdef readonly Py_ssize_t stream_min
+    cdef int max_threads
+    cdef object nt_fn
+    # cached per-thread scratch; ``busy`` while a call uses it (a second, concurrent call on
+    # the same Program allocates its own, see _acquire)
+    cdef Work work
+    cdef bint busy
 
     def __cinit__(self, code, int nregs, in_reg, out_reg, const_reg, const_val):
         cdef int i, j, op, k
+        memset(&self.work, 0, sizeof(Work))
+        self.busy = False
+        self.block = 1024
+        self.threshold = 32768
+        self.stream_min = -1
+        self.max_threads = 64
+        self.nt_fn = None
         code = np.ascontiguousarray(code, dtype=np.intc).reshape(-1, 6)
         in_reg = np.ascontiguousarray(in_reg, dtype=np.intc).ravel()
         out_reg = np.ascontiguousarray(out_reg, dtype=np.intc).ravel()
@@ -1123,11 +1278,288 @@ cdef class Program:
             self.out_reg[i] = out_reg[i]
 
     def __dealloc__(self):
+        _work_free(&self.work)
         free(self.code)
         free(self.in_reg)
         free(self.out_reg)
         free(self.const_reg)
         free(self.const_val)
+
+    def configure(self, Py_ssize_t block, Py_ssize_t threshold, Py_ssize_t stream_min=-1,
+                  nt_fn=None, int max_threads=64):
+        """Fixed call settings used by :meth:`fast_call` and :meth:`run_contiguous`: ``block``
+        elements per block, one thread below ``threshold`` elements, non-temporal stores from
+        ``stream_min`` elements (``-1``: never), ``nt_fn()`` gives the default thread count
+        (``None``: 1), at most ``max_threads`` threads."""
+        if block < 16:
+            raise ValueError("block must be >= 16")
+        if max_threads < 1:
+            raise ValueError("max_threads must be >= 1")
+        self.block = block
+        self.threshold = threshold
+        self.stream_min = stream_min
+        self.nt_fn = nt_fn
+        self.max_threads = max_threads
+
+    cdef inline Work* _acquire(self, Work* tmp) noexcept:
+        # Called with the GIL held, so test-and-set is atomic w.r.t. other Python threads.
+        if self.busy:
+            memset(tmp, 0, sizeof(Work))
+            return tmp
+        self.busy = True
+        return &self.work
+
+    cdef inline void _release(self, Work* w) noexcept:
+        if w == &self.work:
+            self.busy = False
+        else:
+            _work_free(w)
+
+    cdef inline int _nthreads(self, num_threads) except -1:
+        cdef Py_ssize_t nt
+        if num_threads is None:
+            if self.nt_fn is None:
+                return 1
+            nt = self.nt_fn()
+        else:
+            nt = num_threads
+            if nt < 1:
+                raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+        if nt > self.max_threads:
+            nt = self.max_threads
+        return <int>nt
+
+    cdef int _exec_flat(self, Work* w, Py_ssize_t n, Py_ssize_t isz, int nthreads) except -1:
+        """Run on 1-D contiguous operands whose data pointers are in ``w.in_base``/``w.out_base``
+        and whose output modes (OUT_CONTIG, or OUT_SCATTER for in-place) are in ``w.omode``."""
+        cdef Ctx c
+        cdef Py_ssize_t shp = n
+        cdef int i, k, nt = nthreads
+        c.nd = 1
+        c.shape = &shp
+        c.N = n
+        c.B = self.block
+        c.nblocks = (n + c.B - 1) // c.B
+        c.R = 0
+        c.nin = self.nin
+        c.nout = self.nout
+        c.nred = 0
+        c.nregs = self.nregs
+        c.ninstr = self.ninstr
+        c.code = self.code
+        c.in_reg = self.in_reg
+        c.out_reg = self.out_reg
+        c.in_mode = w.imode
+        c.in_base = w.in_base
+        c.in_str = w.ones
+        c.out_mode = w.omode
+        c.out_red = w.ored
+        c.out_redidx = w.oridx
+        c.out_base = w.out_base
+        c.out_str = w.ones
+        c.head_val = NULL
+        c.tail_val = NULL
+        c.head_row = NULL
+        c.tail_row = NULL
+        for i in range(self.nin):
+            w.imode[i] = IN_UNUSED if self.in_reg[i] < 0 else IN_CONTIG
+        if self.stream_min >= 0 and n >= self.stream_min:
+            for k in range(self.nout):
+                if w.omode[k] == OUT_CONTIG:
+                    w.omode[k] = OUT_STREAM
+        if nt < 1 or n < self.threshold:
+            nt = 1
+        if nt > c.nblocks:
+            nt = <int>c.nblocks
+        c.regstride = (self.nregs + 7) & ~7
+        _work_prepare(w, nt, self.nregs, c.regstride, c.B, isz, self.nconst, self.const_reg,
+                      self.const_val)
+        c.scratch = w.scratch
+        c.regp = w.regp
+        # small calls keep the GIL: releasing and re-taking it costs more than they run
+        if n >= 4096:
+            with nogil:
+                if isz == 8:
+                    _run_all(&c, <double*>c.scratch, nt)
+                else:
+                    _run_all(&c, <float*>c.scratch, nt)
+        elif isz == 8:
+            _run_all(&c, <double*>c.scratch, nt)
+        else:
+            _run_all(&c, <float*>c.scratch, nt)
+        return 0
+
+    def fast_call(self, tuple inputs, out=None, num_threads=None):
+        """``FusedKernel.__call__``'s fast path, all in C: every input an aligned, native-order,
+        C-contiguous ``numpy.ndarray`` (exact type) of one float dtype and one shape; ``out``
+        ``None`` (fresh outputs) or exact ndarrays of that dtype and shape, C-contiguous,
+        writeable, not overlapping each other; an output may *be* an input (same memory: in
+        place) but not partially overlap one.  Returns the output (or a tuple for several), or
+        ``None`` when the operands need the general path.  Elementwise programs only."""
+        cdef Py_ssize_t nin = self.nin, nout = self.nout, i, k, n, nbytes
+        cdef int nd, tn, nt
+        cdef cnp.npy_intp* dims
+        cdef cnp.ndarray a0, a
+        cdef Work tmp
+        cdef Work* w
+        cdef char* base
+        cdef object x, res
+        cdef list lst
+        if nin == 0 or len(inputs) != nin:
+            return None
+        x = inputs[0]
+        if not cnp.PyArray_CheckExact(x):
+            return None
+        a0 = <cnp.ndarray>x
+        tn = cnp.PyArray_TYPE(a0)
+        if tn != cnp.NPY_DOUBLE and tn != cnp.NPY_FLOAT:
+            return None
+        nd = cnp.PyArray_NDIM(a0)
+        dims = cnp.PyArray_DIMS(a0)
+        n = cnp.PyArray_SIZE(a0)
+        if n == 0:
+            return None
+        for i in range(nin):
+            x = inputs[i]
+            if not cnp.PyArray_CheckExact(x):
+                return None
+            a = <cnp.ndarray>x
+            if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
+                    or not cnp.PyArray_ISCARRAY_RO(a) or cnp.PyArray_NDIM(a) != nd
+                    or memcmp(dims, cnp.PyArray_DIMS(a), nd * sizeof(cnp.npy_intp)) != 0):
+                return None
+        nt = self._nthreads(num_threads)
+        nbytes = n * (8 if tn == cnp.NPY_DOUBLE else 4)
+        w = self._acquire(&tmp)
+        try:
+            _work_tables(w, <int>nin, <int>nout)
+            for i in range(nin):
+                w.in_base[i] = <char*>cnp.PyArray_DATA(<cnp.ndarray>inputs[i])
+            if out is None:
+                if nout == 1:
+                    res = cnp.PyArray_EMPTY(nd, dims, tn, 0)
+                    w.out_base[0] = <char*>cnp.PyArray_DATA(<cnp.ndarray>res)
+                    w.omode[0] = OUT_CONTIG
+                else:
+                    lst = []
+                    for k in range(nout):
+                        a = <cnp.ndarray>cnp.PyArray_EMPTY(nd, dims, tn, 0)
+                        lst.append(a)
+                        w.out_base[k] = <char*>cnp.PyArray_DATA(a)
+                        w.omode[k] = OUT_CONTIG
+                    res = tuple(lst)
+            else:
+                if cnp.PyArray_CheckExact(out):
+                    if nout != 1:
+                        return None
+                    seq = (out,)
+                elif type(out) is tuple or type(out) is list:
+                    seq = out
+                    if len(seq) != nout:
+                        return None
+                else:
+                    return None
+                for k in range(nout):
+                    x = seq[k]
+                    if not cnp.PyArray_CheckExact(x):
+                        return None
+                    a = <cnp.ndarray>x
+                    if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
+                            or not cnp.PyArray_ISCARRAY(a) or cnp.PyArray_NDIM(a) != nd
+                            or memcmp(dims, cnp.PyArray_DIMS(a), nd * sizeof(cnp.npy_intp)) != 0):
+                        return None
+                    base = <char*>cnp.PyArray_DATA(a)
+                    w.out_base[k] = base
+                    w.omode[k] = OUT_CONTIG
+                    for i in range(nin):
+                        if _overlap(base, w.in_base[i], nbytes):
+                            if base != w.in_base[i]:
+                                return None     # partial overlap: the general path copies
+                            w.omode[k] = OUT_SCATTER
+                    for i in range(k):
+                        if _overlap(base, w.out_base[i], nbytes):
+                            return None         # the general path raises
+                res = seq[0] if nout == 1 else tuple(seq)
+            self._exec_flat(w, n, 8 if tn == cnp.NPY_DOUBLE else 4, nt)
+            return res
+        finally:
+            self._release(w)
+
+    def run_contiguous(self, inputs, outputs, num_threads=None):
+        """Lean entry point for pre-validated elementwise calls (``FusedKernel.call_flat``).
+
+        ``inputs``: a tuple/list of ``nin`` ndarrays; ``outputs``: a tuple/list of ``nout``
+        ndarrays.  Every operand must be C-contiguous, aligned, native byte order, of one dtype
+        (float64 or float32, taken from ``outputs[0]``) and hold exactly ``n = outputs[0].size``
+        elements (shapes are not compared: the data are read as flat vectors); outputs writeable
+        and not overlapping each other.  An output may be an input (same data pointer: in place);
+        partial overlap with an input is an error.  Nothing is broadcast, converted or allocated;
+        violations raise ``TypeError``/``ValueError`` (cheap C checks, never a fallback).
+        ``num_threads``: ``None`` = the configured default; one thread below ``threshold``
+        elements.  Returns ``None``."""
+        cdef Py_ssize_t nin = self.nin, nout = self.nout, i, k, n, nbytes, isz
+        cdef int tn, nt
+        cdef cnp.ndarray a
+        cdef Work tmp
+        cdef Work* w
+        cdef char* base
+        cdef object x
+        if len(inputs) != nin or len(outputs) != nout:
+            raise TypeError(f"run_contiguous: this program takes {nin} input(s) and {nout} "
+                            f"output(s), got {len(inputs)} and {len(outputs)}")
+        x = outputs[0]
+        if not cnp.PyArray_Check(x):
+            raise TypeError("run_contiguous: outputs must be ndarrays")
+        tn = cnp.PyArray_TYPE(<cnp.ndarray>x)
+        if tn == cnp.NPY_DOUBLE:
+            isz = 8
+        elif tn == cnp.NPY_FLOAT:
+            isz = 4
+        else:
+            raise TypeError(f"run_contiguous: dtype {(<cnp.ndarray>x).dtype} (need float32 "
+                            "or float64)")
+        n = cnp.PyArray_SIZE(<cnp.ndarray>x)
+        nbytes = n * isz
+        nt = self._nthreads(num_threads)
+        w = self._acquire(&tmp)
+        try:
+            _work_tables(w, <int>nin, <int>nout)
+            for i in range(nin):
+                x = inputs[i]
+                if not cnp.PyArray_Check(x):
+                    raise TypeError(f"run_contiguous: input {i} is not an ndarray")
+                a = <cnp.ndarray>x
+                if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
+                        or not cnp.PyArray_ISCARRAY_RO(a) or cnp.PyArray_SIZE(a) != n):
+                    raise ValueError(f"run_contiguous: input {i} is not a C-contiguous aligned "
+                                     f"native {(<cnp.ndarray>outputs[0]).dtype} array of {n} "
+                                     "elements")
+                w.in_base[i] = <char*>cnp.PyArray_DATA(a)
+            for k in range(nout):
+                x = outputs[k]
+                if not cnp.PyArray_Check(x):
+                    raise TypeError(f"run_contiguous: output {k} is not an ndarray")
+                a = <cnp.ndarray>x
+                if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
+                        or not cnp.PyArray_ISCARRAY(a) or cnp.PyArray_SIZE(a) != n):
+                    raise ValueError(f"run_contiguous: output {k} is not a writeable "
+                                     f"C-contiguous aligned array like output 0")
+                base = <char*>cnp.PyArray_DATA(a)
+                w.out_base[k] = base
+                w.omode[k] = OUT_CONTIG
+                for i in range(nin):
+                    if _overlap(base, w.in_base[i], nbytes):
+                        if base != w.in_base[i]:
+                            raise ValueError(f"run_contiguous: output {k} partially overlaps "
+                                             f"input {i}")
+                        w.omode[k] = OUT_SCATTER      # in place: compute in scratch, write back
+                for i in range(k):
+                    if _overlap(base, w.out_base[i], nbytes):
+                        raise ValueError(f"run_contiguous: outputs {i} and {k} overlap")
+            if n > 0:
+                self._exec_flat(w, n, isz, nt)
+        finally:
+            self._release(w)
 
     def run(self, bint f64, list inputs, in_strides, list outputs, out_strides, shape,
             Py_ssize_t red_len, out_red, out_defer, int nthreads, Py_ssize_t block,
@@ -1156,8 +1588,8 @@ cdef class Program:
         cdef Py_ssize_t N = 1, cs, itemsize = 8 if f64 else 4
         cdef bint contig, allzero
         cdef cnp.ndarray arr
-        cdef char* raw = NULL
-        cdef size_t scratch_bytes
+        cdef Work tmp
+        cdef Work* w = NULL
         if len(inputs) != self.nin or len(outputs) != self.nout:
             raise ValueError("wrong number of operands for this program")
         if nd < 1 or nd > MAXDIMS:
@@ -1203,6 +1635,8 @@ cdef class Program:
             nt = 1
         if nt > c.nblocks:
             nt = <int>c.nblocks
+        if nt > self.max_threads:
+            nt = self.max_threads
         # one allocation for all the small per-call tables
         c.shape = NULL
         c.in_mode = NULL
@@ -1229,7 +1663,6 @@ cdef class Program:
             c.out_base = <char**>malloc(sizeof(char*) * self.nout)
             c.out_str = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * self.nout * nd)
             c.regstride = (self.nregs + 7) & ~7
-            c.regp = <void**>malloc(sizeof(void*) * nt * c.regstride)
             if c.nred:
                 c.head_val = <double*>malloc(sizeof(double) * c.nblocks * c.nred)
                 c.tail_val = <double*>malloc(sizeof(double) * c.nblocks * c.nred)
@@ -1237,13 +1670,15 @@ cdef class Program:
                 c.tail_row = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * c.nblocks)
                 if not (c.head_val and c.tail_val and c.head_row and c.tail_row):
                     raise MemoryError()
-            scratch_bytes = <size_t>nt * self.nregs * block * itemsize + 64
-            raw = <char*>malloc(scratch_bytes)
             if not (c.shape and c.in_mode and c.in_base and c.in_str and c.out_mode
-                    and c.out_red and c.out_redidx and c.out_base and c.out_str and c.regp
-                    and raw):
+                    and c.out_red and c.out_redidx and c.out_base and c.out_str):
                 raise MemoryError()
-            c.scratch = <char*>((<uintptr_t>raw + 63) & ~(<uintptr_t>63))
+            # per-thread scratch: the Program's cached one unless another call is using it
+            w = self._acquire(&tmp)
+            _work_prepare(w, nt, self.nregs, c.regstride, block, itemsize, self.nconst,
+                          self.const_reg, self.const_val)
+            c.scratch = w.scratch
+            c.regp = w.regp
             for j in range(nd):
                 c.shape[j] = shp[j]
             for i in range(self.nin):
@@ -1290,23 +1725,6 @@ cdef class Program:
                     c.out_mode[k] = OUT_CONTIG
                 else:
                     c.out_mode[k] = OUT_SCATTER
-            # every register defaults to its per-thread scratch row
-            for t in range(nt):
-                for j in range(self.nregs):
-                    c.regp[t * c.regstride + j] = c.scratch + \
-                        (<Py_ssize_t>t * self.nregs + j) * block * itemsize
-            # constant registers: fill every thread's copy once
-            for t in range(nt):
-                for i in range(self.nconst):
-                    j = self.const_reg[i]
-                    if f64:
-                        _fill_const(<double*>c.scratch + (<Py_ssize_t>t * self.nregs + j) * block,
-                                    self.const_val[i], block)
-                    else:
-                        _fill_const(<float*>c.scratch + (<Py_ssize_t>t * self.nregs + j) * block,
-                                    self.const_val[i], block)
-                    c.regp[t * c.regstride + j] = c.scratch + \
-                        (<Py_ssize_t>t * self.nregs + j) * block * itemsize
             with nogil:
                 if f64:
                     _run_all(&c, <double*>c.scratch, nt)
@@ -1322,17 +1740,10 @@ cdef class Program:
             free(c.out_redidx)
             free(c.out_base)
             free(c.out_str)
-            free(c.regp)
             free(c.head_val)
             free(c.tail_val)
             free(c.head_row)
             free(c.tail_row)
-            free(raw)
+            if w != NULL:
+                self._release(w)
         return nt
-
-
-cdef void _fill_const(real* reg, double v, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t j
-    cdef real x = <real>v
-    for j in range(n):
-        reg[j] = x

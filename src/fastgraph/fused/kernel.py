@@ -39,13 +39,27 @@ def _vm():
     return _fused
 
 
+_NT_FN = None
+
+
+def _nt_fn():
+    """The default-thread-count function, looked up once (``fastgraph.get_num_threads`` when
+    the package provides it, else ``os.cpu_count``). Importing it on every call cost ~3 us."""
+    global _NT_FN
+    f = _NT_FN
+    if f is None:
+        try:
+            from fastgraph._config import get_num_threads as f
+        except ImportError:
+            def f():
+                return os.cpu_count() or 1
+        _NT_FN = f
+    return f
+
+
 def default_num_threads() -> int:
     """``fastgraph.get_num_threads()`` when the package provides it, else ``os.cpu_count()``."""
-    try:
-        from fastgraph._config import get_num_threads
-    except ImportError:
-        return os.cpu_count() or 1
-    return int(get_num_threads())
+    return int((_NT_FN or _nt_fn())())
 
 
 def _threads(num_threads) -> int:
@@ -406,6 +420,18 @@ class FusedKernel:
     integers and bools become float64).  ``out=`` takes preallocated arrays (one per output, exact
     shape and dtype, writeable): nothing is allocated then.  A reduced output with all axes
     reduced and ``keepdims=False`` is a 0-d array.
+
+    ``k.call_flat(inputs, outs, num_threads=None)`` is the **lean entry point** for callers that
+    validated their operands once (a compiled plan): ``inputs`` a tuple/list of ``nin``
+    ndarrays, ``outs`` a tuple/list of ``nout`` ndarrays, all C-contiguous, aligned, native byte
+    order, one dtype (float64 or float32, that of ``outs[0]``), each exactly ``outs[0].size``
+    elements (shapes are not compared; nothing broadcasts), outputs writeable and disjoint from
+    each other; an output may *be* an input (same data pointer: in place) but not partially
+    overlap one.  It converts, broadcasts and allocates nothing and returns ``None``; a violated
+    contract raises ``TypeError``/``ValueError`` (cheap C checks, never a silent fallback).
+    Elementwise kernels only (a kernel with a reduction raises ``TypeError``).  Per-thread
+    register scratch is cached on the kernel; concurrent calls from several Python threads are
+    safe (a second concurrent call uses its own scratch).
     """
 
     def __init__(self, prog, nin, nout, specs, block, threshold, strategy, info, name,
@@ -423,8 +449,13 @@ class FusedKernel:
         self._red_axes = red[0][1] if red else None
         self._keepdims = red[0][2] if red else False
         self._has_red = bool(red)
-        self._flat = None
         self._stream = -1 if stream_min is None else int(stream_min)
+        prog.configure(block, threshold, self._stream, _nt_fn(), _MAX_THREADS)
+        # C-level fast path of __call__ (elementwise kernels only; None -> general path)
+        self._fast = prog.fast_call if not self._has_red else None
+        #: ``call_flat(inputs, outs, num_threads=None)``: the lean entry point for pre-validated
+        #: operands (see the class docstring); a bound C method, no Python frame in between.
+        self.call_flat = prog.run_contiguous if not self._has_red else self._no_flat
 
     @property
     def nregs(self) -> int:
@@ -458,9 +489,13 @@ class FusedKernel:
         return f"<FusedKernel {self.name!r}: {self.nin} in, {self.nout} out, {self.nregs} regs>"
 
     # -- calling --------------------------------------------------------------------------------
+    def _no_flat(self, inputs, outs, num_threads=None):
+        raise TypeError(f"fused kernel {self.name!r} has a reduction; call_flat takes "
+                        "elementwise kernels only (call the kernel instead)")
+
     def __call__(self, *inputs, out=None, num_threads=None, dtype=None):
-        if dtype is None and not self._has_red and inputs:
-            res = self._fast_call(inputs, out, num_threads)
+        if dtype is None and self._fast is not None:
+            res = self._fast(inputs, out, num_threads)
             if res is not None:
                 return res
         if len(inputs) != self.nin:
@@ -579,53 +614,6 @@ class FusedKernel:
             np.array(cshape, dtype=np.int64),
             R if self._has_red else 0, red_codes, defer, nt, self.block, self.threshold,
             self._stream)
-        return outs[0] if self.nout == 1 else tuple(outs)
-
-    def _fast_call(self, inputs, out, num_threads):
-        """Common case, with little Python: elementwise, every input an aligned C-contiguous
-        ndarray of one float dtype and one shape, outputs fresh or C-contiguous and disjoint from
-        the inputs. Returns None when the general path is needed."""
-        a0 = inputs[0]
-        if type(a0) is not np.ndarray or len(inputs) != self.nin:
-            return None
-        dt = a0.dtype
-        if dt != np.float64 and dt != np.float32:
-            return None
-        shape = a0.shape
-        for x in inputs:
-            if (type(x) is not np.ndarray or x.dtype != dt or x.shape != shape
-                    or not x.flags.c_contiguous or not x.flags.aligned):
-                return None
-        n = a0.size
-        if n == 0:
-            return None
-        if out is None:
-            outs = [np.empty(shape, dtype=dt) for _ in range(self.nout)]
-        else:
-            outs = [out] if isinstance(out, np.ndarray) else list(out)
-            if len(outs) != self.nout:
-                return None
-            for o in outs:
-                if (type(o) is not np.ndarray or o.dtype != dt or o.shape != shape
-                        or not o.flags.c_contiguous or not o.flags.writeable
-                        or not o.flags.aligned):
-                    return None
-            if self.nout > 1 or self.nin > 0:
-                for i, o in enumerate(outs):
-                    for x in inputs:
-                        if np.may_share_memory(o, x):
-                            return None
-                    for o2 in outs[:i]:
-                        if np.may_share_memory(o, o2):
-                            return None
-        nt = _threads(num_threads)
-        f = self._flat
-        if f is None:
-            f = self._flat = (np.ones((self.nin, 1), np.int64), np.ones((self.nout, 1), np.int64),
-                              np.zeros(self.nout, np.intc), np.zeros(self.nout, np.intc))
-        self._prog.run(dt == np.float64, list(inputs), f[0], outs, f[1],
-                       np.array([n], dtype=np.int64), 0, f[2], f[3], nt, self.block,
-                       self.threshold, self._stream)
         return outs[0] if self.nout == 1 else tuple(outs)
 
     def _dtype(self, inputs, dtype):
