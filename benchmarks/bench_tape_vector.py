@@ -10,7 +10,7 @@ Why it matters: small-vector models (per-sample parameters, small RNN cells, phy
 in this regime; it shows whether the eager engine's overhead is hidden behind NumPy's own.
 
 Method: as ``bench_tape_scalar`` (interleaved rounds via ``benchmarks._timing.compare``, GC on;
-backward = median(forward+backward) - median(forward); reported per operation).
+backward timed inside the forward+backward calls; reported per operation).
 
 Measured numbers: see README "Performance" (latest full run on the 2-core development VM).
 

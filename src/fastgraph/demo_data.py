@@ -56,6 +56,7 @@ def init_mlp(sizes: tuple[int, ...], seed: int = 0, dtype=np.float64) -> list[np
     rng = np.random.default_rng(seed)
     params = []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        params.append((rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(dtype))
+        w = rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)
+        params.append(w.astype(dtype))
         params.append(np.zeros(fan_out, dtype=dtype))
     return params

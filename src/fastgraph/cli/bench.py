@@ -207,7 +207,8 @@ def plot_ratios(rows: list[dict[str, Any]], path: str, title: str) -> bool:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print(f"--plot {path}: matplotlib is not installed (pip install matplotlib); no chart made.")
+        print(f"--plot {path}: matplotlib is not installed (pip install matplotlib); "
+              "no chart made.")
         return False
     rows = [r for r in rows if r.get("ratio") and r["ratio"] > 0]
     if not rows:
