@@ -596,3 +596,224 @@ def test_odd_shapes_do_not_crash():
     raw = np.zeros(81, np.uint8)[1:].view(np.float64)   # misaligned data pointer
     raw[:] = np.arange(10.0)
     np.testing.assert_allclose(k(raw, 1.0), np.tanh(np.arange(10.0)))
+
+
+# ------------------------------------------------------------------------------------------------
+# the lean entry point (call_flat) and the C-level fast path of __call__
+# ------------------------------------------------------------------------------------------------
+def _flat_kernels():
+    x, y, z = Expr.input(0), Expr.input(1), Expr.input(2)
+    one = compile_kernel([Expr.op("tanh", x * y) + x])                  # 3 ops, 1 output
+    multi = compile_kernel([Expr.op("exp", x) * 0.5 + z, Expr.op("sigmoid", y) - 2.0, x])
+    return one, multi
+
+
+def _general(k, ins, dtype):
+    """The same kernel through the general path (dtype= forces it)."""
+    return k(*ins, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 7, B - 1, B + 1, 5000, 40_000])
+def test_call_flat_equals_general_path(dtype, n):
+    one, multi = _flat_kernels()
+    rng = np.random.default_rng(n)
+    xs = [rng.standard_normal(n).astype(dtype) for _ in range(3)]
+    for k, ins in ((one, xs[:2]), (multi, xs)):
+        want = _general(k, ins, dtype)
+        want = want if isinstance(want, tuple) else (want,)
+        for nt in (None, 1, 2):
+            outs = tuple(np.full(n, np.nan, dtype) for _ in range(k.nout))
+            assert k.call_flat(tuple(ins), outs, nt) is None
+            for o, w in zip(outs, want):
+                assert o.tobytes() == w.tobytes()
+            # lists are accepted too, and __call__'s fast path gives the same bits
+            outs2 = [np.empty(n, dtype) for _ in range(k.nout)]
+            k.call_flat(list(ins), outs2, num_threads=nt)
+            got = k(*ins, num_threads=nt)
+            got = got if isinstance(got, tuple) else (got,)
+            for o2, g, w in zip(outs2, got, want):
+                assert o2.tobytes() == w.tobytes() and g.tobytes() == w.tobytes()
+
+
+def test_call_flat_shapes_are_flat_and_zero_size():
+    one, _ = _flat_kernels()
+    a = np.random.default_rng(0).standard_normal((30, 7))
+    b = np.random.default_rng(1).standard_normal(210)
+    o = np.empty((7, 30))
+    one.call_flat((a, b), (o,))
+    np.testing.assert_array_equal(o.ravel(), one(a.ravel(), b))
+    e = np.empty(0)
+    one.call_flat((e, e), (np.empty(0),))        # nothing to do, no error
+
+
+def test_call_flat_scratch_reuse_sizes_and_dtypes():
+    """The per-thread scratch cached on the kernel grows, switches dtype and thread count, and
+    keeps its constant registers right (they are filled once per dtype/block)."""
+    one, multi = _flat_kernels()
+    rng = np.random.default_rng(3)
+    seq = [(np.float64, 1), (np.float64, 40_000), (np.float32, 3), (np.float32, 70_000),
+           (np.float64, 2), (np.float32, B), (np.float64, 100_000), (np.float64, 5)]
+    for dtype, n in seq * 2:
+        xs = [rng.standard_normal(n).astype(dtype) for _ in range(3)]
+        for nt in (1, 2):
+            outs = tuple(np.empty(n, dtype) for _ in range(multi.nout))
+            multi.call_flat(tuple(xs), outs, nt)
+            want = _general(multi, xs, dtype)
+            for o, w in zip(outs, want):
+                assert o.tobytes() == w.tobytes()
+            o = np.empty(n, dtype)
+            one.call_flat((xs[0], xs[1]), (o,), nt)
+            assert o.tobytes() == _general(one, xs[:2], dtype).tobytes()
+            # the general path shares the cache: a broadcast call in between
+            col = xs[2][:1].reshape(1, 1)
+            g = one(xs[0].reshape(-1, 1), col, num_threads=nt)
+            np.testing.assert_array_equal(g.ravel(), _general(one, [xs[0], np.repeat(xs[2][:1], n)],
+                                                                  dtype))
+
+
+def test_call_flat_in_place():
+    one, multi = _flat_kernels()
+    rng = np.random.default_rng(4)
+    for n in (10, 5000):
+        a = rng.standard_normal(n)
+        b = rng.standard_normal(n)
+        want = one(a, b)
+        a2 = a.copy()
+        one.call_flat((a2, b), (a2,))              # output is input 0
+        np.testing.assert_array_equal(a2, want)
+        a3 = a.copy()
+        assert one(a3, b, out=a3) is a3            # __call__ fast path, in place
+        np.testing.assert_array_equal(a3, want)
+        xs = [rng.standard_normal(n) for _ in range(3)]
+        want = multi(*xs)
+        ys = [x.copy() for x in xs]
+        multi.call_flat(tuple(ys), (ys[2], ys[0], ys[1]))
+        for got, w in zip((ys[2], ys[0], ys[1]), want):
+            np.testing.assert_array_equal(got, w)
+
+
+def test_call_flat_contract_errors():
+    one, _ = _flat_kernels()
+    red = compile_kernel([Expr.op("exp", Expr.input(0))], reduce=("sum", None))
+    a = np.ones(10)
+    b = np.ones(10)
+    o = np.empty(10)
+    with pytest.raises(TypeError, match="input"):
+        one.call_flat((a,), (o,))
+    with pytest.raises(TypeError, match="output"):
+        one.call_flat((a, b), (o, o))
+    with pytest.raises(TypeError):
+        one.call_flat((a, [1.0] * 10), (o,))
+    with pytest.raises(TypeError):
+        one.call_flat((a, b), (np.empty(10, np.int64),))
+    with pytest.raises(ValueError):
+        one.call_flat((a, b.astype(np.float32)), (o,))           # no conversion
+    with pytest.raises(ValueError):
+        one.call_flat((a, np.ones(20)[::2]), (o,))                # not contiguous
+    with pytest.raises(ValueError):
+        one.call_flat((a, np.ones(11)), (o,))                     # wrong size (no broadcast)
+    with pytest.raises(ValueError):
+        one.call_flat((a, b.astype(">f8")), (o,))                 # byte-swapped
+    ro = np.empty(10)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError):
+        one.call_flat((a, b), (ro,))
+    big = np.zeros(20)
+    with pytest.raises(ValueError, match="overlap"):
+        one.call_flat((big[:10], b), (big[5:15],))                # partial overlap
+    with pytest.raises(ValueError):
+        one.call_flat((a, b), (o,), 0)
+    with pytest.raises(TypeError, match="reduction"):
+        red.call_flat((a,), (np.empty(()),))
+    # the kernel still works after every refused call (the cached scratch was released)
+    one.call_flat((a, b), (o,))
+    np.testing.assert_array_equal(o, one(a, b))
+
+
+def test_fast_path_falls_back_exactly():
+    """Operands the C fast path declines give the general path's result (and its errors)."""
+    one, multi = _flat_kernels()
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(3000)
+    b = rng.standard_normal(3000)
+    want = one(a, b)
+    b32 = b.astype(np.float32)
+    np.testing.assert_array_equal(one(a, b32), one(a, b32.astype(np.float64)))  # promotion
+    np.testing.assert_array_equal(one(a.astype(">f8"), b), want)      # byte-swapped input
+    big = np.concatenate([a, b])
+    o = big[1000:4000]                                                  # overlaps both halves
+    got = one(big[:3000], big[3000:], out=o)
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="overlap"):
+        buf = np.empty(6000)
+        multi(a, b, a, out=[buf[:3000], buf[1000:4000], buf[3000:]])
+
+
+@pytest.mark.parametrize("n", [100, 5000, 60_000])
+def test_call_flat_two_python_threads(n):
+    """Two Python threads calling one kernel at once (the GIL is released for n >= 4096): one
+    uses the cached scratch, the other its own; every result is right."""
+    import threading
+    one, multi = _flat_kernels()
+    rng = np.random.default_rng(6)
+    data = []
+    for t in range(2):
+        xs = [rng.standard_normal(n) for _ in range(3)]
+        want = tuple(multi(*xs, dtype=np.float64))
+        want1 = one(xs[0], xs[1], dtype=np.float64)
+        data.append((xs, want, want1))
+    errors = []
+    start = threading.Barrier(2)
+
+    def worker(t):
+        xs, want, want1 = data[t]
+        outs = tuple(np.empty(n) for _ in range(3))
+        o1 = np.empty(n)
+        try:
+            start.wait()
+            for it in range(60):
+                nt = 1 + (it + t) % 2
+                multi.call_flat(tuple(xs), outs, nt)
+                one.call_flat((xs[0], xs[1]), (o1,), nt)
+                for o, w in zip(outs, want):
+                    if o.tobytes() != w.tobytes():
+                        errors.append((t, it, "flat"))
+                if o1.tobytes() != want1.tobytes():
+                    errors.append((t, it, "flat1"))
+                got = multi(*xs, num_threads=nt)                   # __call__ fast path
+                if any(g.tobytes() != w.tobytes() for g, w in zip(got, want)):
+                    errors.append((t, it, "call"))
+                g = multi(xs[0][::-1], xs[1][::-1], xs[2][::-1])   # general path
+                if g[0].tobytes() != want[0][::-1].tobytes():
+                    errors.append((t, it, "general"))
+        except Exception as e:      # pragma: no cover - reported below
+            errors.append((t, repr(e)))
+
+    ths = [threading.Thread(target=worker, args=(t,)) for t in range(2)]
+    for th in ths:
+        th.start()
+    for th in ths:
+        th.join()
+    assert not errors, errors[:5]
+
+
+def test_call_overhead_is_small():
+    """Regression guard for the per-call cost (generous: the CI machine is shared)."""
+    import time
+    one, _ = _flat_kernels()
+    a = np.ones(64)
+    b = np.ones(64)
+    o = np.empty(64)
+    ins, outs = (a, b), (o,)
+    best_flat = best_call = 1e9
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            one.call_flat(ins, outs, 1)
+        best_flat = min(best_flat, (time.perf_counter() - t0) / 2000)
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            one(a, b, out=o)
+        best_call = min(best_call, (time.perf_counter() - t0) / 2000)
+    assert best_flat < 20e-6 and best_call < 40e-6, (best_flat, best_call)
