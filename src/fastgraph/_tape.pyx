@@ -104,6 +104,10 @@ cdef class TensorBase:
     cdef public bint _retains
     cdef public long long _version  # bumped by every in-place change of the data
     cdef object __weakref__
+    # per-walk scratch when this tensor is a leaf of a backward walk (see TapeNode)
+    cdef object _g
+    cdef Py_ssize_t _deps
+    cdef unsigned long long _walk
 
     def __init__(self, data, bint requires_grad=False, grad_fn=None):
         self._data = data
@@ -286,14 +290,6 @@ _MODIFIED_MESSAGE = (
     "copy")
 
 
-cdef inline object _accumulate(dict grads, object key, object g):
-    cdef object prev = grads.get(key)
-    if prev is None:
-        grads[key] = g
-    else:
-        grads[key] = prev + g
-
-
 _FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -392,21 +388,22 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     as ``fg.autograd.grad`` uses it, the gradient reaching each target is stored there, only the
     nodes on a path to a target are visited, and no leaf's ``.grad`` is touched.
 
-    Gradient sums and pending-consumer counts live in the TapeNodes' scratch fields (stamped with
-    this walk's number, so a walk interrupted by an exception leaves nothing stale); leaves use
-    two small dicts.
+    Gradient sums and pending-consumer counts live in scratch fields of the TapeNodes and leaf
+    Tensors, stamped with this walk's number (so a walk interrupted by an exception leaves
+    nothing stale): no dictionary on the hot path.
     """
     global _walk_counter
     _walk_counter += 1
     cdef unsigned long long stamp = _walk_counter
-    cdef dict leaf_deps = {}
-    cdef dict leaf_grads = {}
     cdef list stack = []
     cdef list ready = []
-    cdef object node, parent, g, gi, key, ans, prev
+    cdef list visited = []
+    cdef bint finished = False
+    cdef object node, parent, g, gi, ans, prev
     cdef Py_ssize_t i, n_parents
     cdef tuple parents, inputs, args
     cdef TapeNode tn, pn
+    cdef TensorBase leaf
     cdef bint capturing = capture is not None
     cdef set needed = _leading_to(roots, capture) if capturing else None
     cdef object deliver = engine.deliver
@@ -422,8 +419,12 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 tn._deps = 0
                 tn._g = None
                 stack.append(tn)
-        elif id(node) not in leaf_deps:
-            leaf_deps[id(node)] = 0
+        else:
+            leaf = <TensorBase>node
+            if leaf._walk != stamp:
+                leaf._walk = stamp
+                leaf._deps = 0
+                leaf._g = None
     while stack:
         tn = <TapeNode>stack.pop()
         for parent in tn.parents:
@@ -438,9 +439,16 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                     pn._deps = 1
                     pn._g = None
                     stack.append(pn)
+                    visited.append(pn)
             else:
-                key = id(parent)
-                leaf_deps[key] = leaf_deps.get(key, 0) + 1
+                leaf = <TensorBase>parent
+                if leaf._walk == stamp:
+                    leaf._deps += 1
+                else:
+                    leaf._walk = stamp
+                    leaf._deps = 1
+                    leaf._g = None
+                    visited.append(leaf)
 
     # 2. Kahn's order from the roots
     for node, g in zip(roots, root_grads):
@@ -450,7 +458,8 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
             tn = <TapeNode>node
             tn._g = g if tn._g is None else tn._g + g
         else:
-            _accumulate(leaf_grads, id(node), g)
+            leaf = <TensorBase>node
+            leaf._g = g if leaf._g is None else leaf._g + g
     for node in roots:
         if capturing and id(node) not in needed:
             continue
@@ -459,19 +468,23 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
             if tn._deps == 0:
                 tn._deps = -1  # queued once, even if listed twice
                 ready.append(tn)
-        elif leaf_deps[id(node)] == 0:
-            leaf_deps[id(node)] = -1
-            ready.append(node)
+        else:
+            leaf = <TensorBase>node
+            if leaf._deps == 0:
+                leaf._deps = -1
+                ready.append(leaf)
 
     try:
         while ready:
             node = ready.pop()
             if type(node) is not TapeNode:
-                g = leaf_grads.pop(id(node))
+                leaf = <TensorBase>node
+                g = leaf._g
+                leaf._g = None
                 if capturing:
-                    capture[id(node)] = g
+                    capture[id(leaf)] = g
                 else:
-                    deliver(node, g, create_graph)
+                    deliver(leaf, g, create_graph)
                 continue
             tn = <TapeNode>node
             g = tn._g
@@ -507,16 +520,20 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                     if pn._deps == 0:
                         ready.append(pn)
                 else:
-                    key = id(parent)
-                    _accumulate(leaf_grads, key, gi)
-                    leaf_deps[key] = leaf_deps[key] - 1
-                    if leaf_deps[key] == 0:
-                        ready.append(parent)
+                    leaf = <TensorBase>parent
+                    prev = leaf._g
+                    leaf._g = gi if prev is None else prev + gi
+                    leaf._deps -= 1
+                    if leaf._deps == 0:
+                        ready.append(leaf)
             if not retain_graph:
                 tn.inputs = None
                 tn.ans = None
+        finished = True
     finally:
-        # drop gradients still parked on nodes (after an error), so nothing stays alive
-        for node in ready:
-            if type(node) is TapeNode:
-                (<TapeNode>node)._g = None
+        if not finished:  # an error: drop the gradients parked in scratch fields
+            for node in roots + visited:
+                if type(node) is TapeNode:
+                    (<TapeNode>node)._g = None
+                else:
+                    (<TensorBase>node)._g = None

@@ -8,7 +8,8 @@ from .elementwise import (abs, add, arctan, ceil, clip, cos, cosh, digamma, divi
                           isfinite, less, less_equal, log, log1p, logical_and, logical_not,
                           logical_or, logit, maximum, minimum, multiply, negative, not_equal,
                           polygamma, power, reciprocal, relu, sigmoid, sign, sin, sinh, softplus,
-                          sqrt, square, subtract, tan, tanh, where, xlogy)
+                          sqrt, square, subtract, tan, tanh, where, xlogy,
+                          tanh_grad, sigmoid_grad)
 from .reductions import logsumexp, max, mean, min, prod, std, sum, var
 from .shape import (astype, broadcast_like, broadcast_to, concatenate, expand_dims, getitem,
                     identity, ravel, reshape, reshape_like, scatter_add, size_ratio, split, squeeze,

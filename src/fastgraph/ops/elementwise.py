@@ -104,11 +104,11 @@ log1p = _unary("log1p", np.log1p, lambda g, ans, x: g / (x + 1))
 sin = _unary("sin", np.sin, lambda g, ans, x: g * F.cos(x), scalar_math=math.sin)
 cos = _unary("cos", np.cos, lambda g, ans, x: -g * F.sin(x), scalar_math=math.cos)
 tan = _unary("tan", np.tan, lambda g, ans, x: g * (1 + ans * ans))
-tanh = _unary("tanh", np.tanh, lambda g, ans, x: g * (1 - ans * ans), scalar_math=math.tanh)
+tanh = _unary("tanh", np.tanh, lambda g, ans, x: F.tanh_grad(ans, g), scalar_math=math.tanh)
 sinh = _unary("sinh", np.sinh, lambda g, ans, x: g * F.cosh(x))
 cosh = _unary("cosh", np.cosh, lambda g, ans, x: g * F.sinh(x))
 arctan = _unary("arctan", np.arctan, lambda g, ans, x: g / (1 + x * x))
-sigmoid = _unary("sigmoid", _sp.expit, lambda g, ans, x: g * ans * (1 - ans))
+sigmoid = _unary("sigmoid", _sp.expit, lambda g, ans, x: F.sigmoid_grad(ans, g))
 relu = _unary("relu", _relu, lambda g, ans, x: F.where(F.greater(x, 0), g, 0))
 softplus = _unary("softplus", _softplus, lambda g, ans, x: g * F.sigmoid(x))
 erf = _unary("erf", _sp.erf, lambda g, ans, x: g * _SQRT_PI_2 * F.exp(-(x * x)))
@@ -118,6 +118,47 @@ gammaln = _unary("gammaln", _sp.gammaln, lambda g, ans, x: g * F.digamma(x))
 digamma = _unary("digamma", _sp.digamma, lambda g, ans, x: g * F.polygamma(1, x))
 xlogy = _binary("xlogy", _sp.xlogy,
                 lambda g, ans, x, y: g * F.log(y), lambda g, ans, x, y: g * x / y)
+
+# ---- VJP building blocks: one pass over memory instead of three ------------------------------
+# Large float arrays run as one fused kernel (no temporaries); the static fuse pass sees the same
+# opcodes. Scalars and small arrays use NumPy directly.
+_FUSED_MIN_SIZE = 1 << 15
+_kernels: dict = {}
+
+
+def _fused_kernel(opcode):
+    k = _kernels.get(opcode)
+    if k is None:
+        from ..fused import Expr, compile_kernel
+        k = _kernels[opcode] = compile_kernel([Expr.op(opcode, Expr.input(0), Expr.input(1))],
+                                              name=opcode)
+    return k
+
+
+def _is_big(y, g) -> bool:
+    return (type(y) is np.ndarray and y.size >= _FUSED_MIN_SIZE and y.dtype.kind == "f"
+            and type(g) is np.ndarray and g.dtype.kind == "f")
+
+
+def _tanh_grad_forward(t, g):
+    if _is_big(t, g):
+        return _fused_kernel("tanh_grad")(t, g)
+    return g * (1 - t * t)
+
+
+def _sigmoid_grad_forward(s, g):
+    if _is_big(s, g):
+        return _fused_kernel("sigmoid_grad")(s, g)
+    return g * s * (1 - s)
+
+
+# tanh_grad(t, g) = g * (1 - t^2), where t = tanh(x); sigmoid_grad(s, g) = g * s * (1 - s)
+tanh_grad = _binary("tanh_grad", _tanh_grad_forward,
+                    lambda G, ans, t, g: -2 * G * g * t,
+                    lambda G, ans, t, g: F.tanh_grad(t, G))
+sigmoid_grad = _binary("sigmoid_grad", _sigmoid_grad_forward,
+                       lambda G, ans, s, g: G * g * (1 - 2 * s),
+                       lambda G, ans, s, g: F.sigmoid_grad(s, G))
 
 # ---- piecewise constant: zero gradient ------------------------------------------------------
 sign = _unary("sign", np.sign, ZERO)
