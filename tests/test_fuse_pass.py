@@ -380,3 +380,29 @@ def test_caching_allocator_semantics():
     del z, r
     _alloc.trim()
     assert _alloc.stats()["blocks"] == 0
+
+
+def test_long_program_on_short_array_split_for_threads(monkeypatch, rng):
+    monkeypatch.setattr(fuse_mod, "PARALLEL_WORK", 1)
+    x = rng.standard_normal(3000)
+    g = fg.Graph()
+    with g.as_default():
+        a = fg.placeholder(fg.float64, x.shape)
+        y = a
+        for i in range(40):
+            y = fg.tanh(y) * 0.9 + a
+        fetch = [y, fg.sum(y)]
+        old = fg.get_num_threads()
+        try:
+            fg.set_num_threads(1)
+            one = fg.Session(g).run(fetch, {a: x})
+            fg.set_num_threads(3)
+            many = fg.Session(g).run(fetch, {a: x})
+        finally:
+            fg.set_num_threads(old)
+        plain = fg.Session(g, disable=("fuse",)).run(fetch, {a: x})
+        blocks = re.findall(r"block=(\d+)", fg.Session(g).explain(fetch, {a: x}))
+        assert blocks and int(blocks[0]) < 1024       # 3,000 elements in several blocks
+    for p, q, r in zip(one, many, plain):
+        np.testing.assert_array_equal(p, q)
+        np.testing.assert_allclose(p, r, rtol=1e-12, atol=1e-12)

@@ -174,6 +174,30 @@ def _worth(reg) -> bool:
     return saved > cost
 
 
+#: elements x ops above which a kernel is worth several threads even on a short array (high:
+#: on a shared, oversubscribed 2-core VM an OpenMP fork/join can cost milliseconds)
+PARALLEL_WORK = 1 << 24
+#: kernels on fewer elements run on one thread (the VM's own default is 32k)
+PARALLEL_MIN = 1 << 18
+
+
+def _geometry(reg) -> dict:
+    """Block size and single-thread threshold.  The VM's defaults (1024-element blocks, one thread
+    below 32k elements) suit short programs; a long program on a short array (bench_compile: 10,000
+    ops on 1,000 elements) has enough work per element to split into a few smaller blocks and use
+    the threads.  Blocks never depend on the thread count, so results do not either."""
+    from ...fused import DEFAULT_BLOCK, DEFAULT_THRESHOLD
+    n = int(np.prod(reg.shape)) if reg.shape else 1
+    if n >= PARALLEL_MIN:
+        return {}
+    if n * reg.nops < PARALLEL_WORK or n < 256:
+        # one thread: no OpenMP fork/join, and no spinning OpenMP workers left to compete with
+        # the BLAS threads of a following matmul (that costs milliseconds on 2 shared cores)
+        return {"threshold": PARALLEL_MIN}
+    block = max(128, ((-(-n // 4)) + 63) // 64 * 64)
+    return {"block": min(block, DEFAULT_BLOCK), "threshold": n}
+
+
 def fuse(ir, ctx) -> None:
     from ...fused import Expr, compile_kernel
     from .buffers import live_order
@@ -313,7 +337,6 @@ def fuse(ir, ctx) -> None:
         mset = {id(m) for m in members}
         exprs: dict = {}
         inputs: list = []
-        in_index: dict = {}
         force = False
 
         def leaf(q):
@@ -321,16 +344,18 @@ def fuse(ir, ctx) -> None:
             e = exprs.get(id(q))
             if e is not None:
                 return e
-            if q.kind == "const" and np.ndim(q.value) == 0 and \
-                    np.asarray(q.value).dtype.kind in "biuf":
-                return Expr.const(q.value)
-            j = in_index.get(id(q))
-            if j is None:
-                j = in_index[id(q)] = len(inputs)
-                inputs.append(q)
-                if q.dtype != r.dtype:
-                    force = True
-            return Expr.input(j)
+            if q.kind == "const":
+                v = q.value
+                if type(v) is float or type(v) is int or type(v) is bool or (
+                        np.ndim(v) == 0 and np.asarray(v).dtype.kind in "biuf"):
+                    e = exprs[id(q)] = Expr.const(v)
+                    return e
+            j = len(inputs)
+            inputs.append(q)
+            if q.dtype != r.dtype:
+                force = True
+            e = exprs[id(q)] = Expr.input(j)
+            return e
 
         outs = []
         specs = []
@@ -374,7 +399,7 @@ def fuse(ir, ctx) -> None:
         kname = f"fused_{k}"
         kern = compile_kernel([exprs[id(m)] for m in outs],
                               reduce=specs if any(s is not None for s in specs) else None,
-                              nin=len(inputs), name=kname)
+                              nin=len(inputs), name=kname, **_geometry(r))
         ops = [m.op.name for m in members if m.op.name not in _TRANSPARENT]
         n_ops_total += len(ops)
         dt = r.dtype
