@@ -1322,7 +1322,7 @@ cdef class Program:
                 return 1
             nt = self.nt_fn()
         else:
-            nt = num_threads
+            nt = num_threads if type(num_threads) is int else int(num_threads)  # as _threads()
             if nt < 1:
                 raise ValueError(f"num_threads must be >= 1, got {num_threads}")
         if nt > self.max_threads:
