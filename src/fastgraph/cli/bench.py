@@ -160,7 +160,10 @@ def headline(name: str, out: dict[str, Any]) -> list[dict[str, Any]]:
         for peer, ratio in (res.get("ratios") or {}).items():
             if peer.startswith("fastgraph"):
                 continue
-            rows.append({"workload": name, "case": res.get("name", name), "fastgraph": ref,
+            case = str(res.get("name", name))
+            if name.replace("_", " ").lower() not in case.replace("_", " ").lower():
+                case = f"{name}: {case}"
+            rows.append({"workload": name, "case": case, "fastgraph": ref,
                          "peer": peer, "fastgraph_s": cands[ref]["median_s"],
                          "peer_s": cands[peer]["median_s"],
                          "fastgraph_min_s": cands[ref]["min_s"],

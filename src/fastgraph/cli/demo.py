@@ -287,7 +287,8 @@ def plot_losses(results: list[RunResult], path: str) -> bool:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=300, help="SGD steps per mode (default 300)")
     parser.add_argument("--threads", type=int, default=None,
-                        help="threads for fastgraph's kernels (fg.set_num_threads)")
+                        help="threads for fastgraph's kernels (fg.set_num_threads) and "
+                             "NumPy's BLAS")
     parser.add_argument("--plot", metavar="FILE.png", default=None,
                         help="save the loss curves of the three modes (needs matplotlib)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -301,8 +302,14 @@ def main(args: argparse.Namespace | None = None) -> int:
     if args.steps < 2:
         print("--steps must be at least 2")
         return 2
+    limiter = None
     if args.threads is not None:
         fg.set_num_threads(args.threads)
+        try:  # NumPy's BLAS too: the matmuls are half of each step
+            from threadpoolctl import threadpool_limits
+            limiter = threadpool_limits(limits=args.threads)
+        except ImportError:
+            pass
     available = available_modes()
     seed_examples(available)
 
@@ -341,4 +348,6 @@ def main(args: argparse.Namespace | None = None) -> int:
     if args.plot:
         print()
         plot_losses(results, args.plot)
+    if limiter is not None:
+        limiter.restore_original_limits()
     return 0
