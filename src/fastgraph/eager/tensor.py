@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import ops as F
 from .. import _tape
+from ..ops.methods import OpMethods
 from .._tape import TapeNode, TensorBase, apply
 from . import grad_mode as _gm
 
@@ -23,7 +24,7 @@ _ndarray = np.ndarray
 _generic = np.generic
 
 
-class Tensor(TensorBase):
+class Tensor(TensorBase, OpMethods):
     """An eager array that records operations for reverse-mode differentiation.
 
         >>> x = fg.tensor(1.0, requires_grad=True)
@@ -87,10 +88,6 @@ class Tensor(TensorBase):
     def size(self) -> int:
         return self._data.size
 
-    @property
-    def T(self) -> "Tensor":
-        return F.transpose(self)
-
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -120,9 +117,6 @@ class Tensor(TensorBase):
     def detach(self) -> "Tensor":
         """A new leaf sharing this tensor's data, outside the graph."""
         return Tensor(self._data)
-
-    def astype(self, dtype) -> "Tensor":
-        return F.astype(self, dtype)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after ``backward()``."""
@@ -202,27 +196,7 @@ class Tensor(TensorBase):
         from .numpy_protocols import array_function
         return array_function(func, types, args, kwargs)
 
-    # ---- operators (+ - * / and unary - are compiled in TensorBase) -------------------------
-    def __floordiv__(self, other): return F.floor_divide(self, other)
-    def __rfloordiv__(self, other): return F.floor_divide(other, self)
-    def __pow__(self, other): return F.power(self, other)
-    def __rpow__(self, other): return F.power(other, self)
-    def __matmul__(self, other): return F.matmul(self, other)
-    def __rmatmul__(self, other): return F.matmul(other, self)
-    def __pos__(self): return self
-    def __abs__(self): return F.abs(self)
-    def __lt__(self, other): return F.less(self, other)
-    def __le__(self, other): return F.less_equal(self, other)
-    def __gt__(self, other): return F.greater(self, other)
-    def __ge__(self, other): return F.greater_equal(self, other)
-    def __eq__(self, other): return F.equal(self, other)  # type: ignore[override]
-    def __ne__(self, other): return F.not_equal(self, other)  # type: ignore[override]
-    def __and__(self, other): return F.logical_and(self, other)
-    def __or__(self, other): return F.logical_or(self, other)
-    def __invert__(self): return F.logical_not(self)
-
-    def __getitem__(self, index): return F.getitem(self, index)
-
+    # ---- in-place operators (the others come from OpMethods and the compiled base) -------
     def __setitem__(self, index, value) -> None:
         self._check_inplace("__setitem__")
         if isinstance(value, Tensor):
@@ -255,48 +229,6 @@ class Tensor(TensorBase):
     def __isub__(self, other): return self._inplace(np.subtract, other, "-=")
     def __imul__(self, other): return self._inplace(np.multiply, other, "*=")
     def __itruediv__(self, other): return self._inplace(np.divide, other, "/=")
-
-    # ---- method forms of the operations ----------------------------------------------------
-    def sum(self, axis=None, keepdims=False): return F.sum(self, axis, keepdims)
-    def mean(self, axis=None, keepdims=False): return F.mean(self, axis, keepdims)
-    def prod(self, axis=None, keepdims=False): return F.prod(self, axis, keepdims)
-    def max(self, axis=None, keepdims=False): return F.max(self, axis, keepdims)
-    def min(self, axis=None, keepdims=False): return F.min(self, axis, keepdims)
-    def var(self, axis=None, keepdims=False, ddof=0): return F.var(self, axis, keepdims, ddof)
-    def std(self, axis=None, keepdims=False, ddof=0): return F.std(self, axis, keepdims, ddof)
-    def logsumexp(self, axis=None, keepdims=False): return F.logsumexp(self, axis, keepdims)
-    def reshape(self, *shape): return F.reshape(self, *shape)
-    def transpose(self, *axes): return F.transpose(self, (axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes) or None)
-    def swapaxes(self, a, b): return F.swapaxes(self, a, b)
-    def squeeze(self, axis=None): return F.squeeze(self, axis)
-    def expand_dims(self, axis): return F.expand_dims(self, axis)
-    def ravel(self): return F.ravel(self)
-    def flatten(self): return F.ravel(self)
-    def clip(self, a_min=None, a_max=None): return F.clip(self, a_min, a_max)
-    def dot(self, other): return F.dot(self, other)
-    def exp(self): return F.exp(self)
-    def expm1(self): return F.expm1(self)
-    def log(self): return F.log(self)
-    def log1p(self): return F.log1p(self)
-    def sqrt(self): return F.sqrt(self)
-    def square(self): return F.square(self)
-    def reciprocal(self): return F.reciprocal(self)
-    def sin(self): return F.sin(self)
-    def cos(self): return F.cos(self)
-    def tan(self): return F.tan(self)
-    def tanh(self): return F.tanh(self)
-    def sinh(self): return F.sinh(self)
-    def cosh(self): return F.cosh(self)
-    def arctan(self): return F.arctan(self)
-    def sigmoid(self): return F.sigmoid(self)
-    def relu(self): return F.relu(self)
-    def softplus(self): return F.softplus(self)
-    def abs(self): return F.abs(self)
-    def sign(self): return F.sign(self)
-    def floor(self): return F.floor(self)
-    def ceil(self): return F.ceil(self)
-    def softmax(self, axis=-1): return F.softmax(self, axis)
-    def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
 
 
 _WORDED = (ValueError, TypeError, IndexError, np.linalg.LinAlgError)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import ops as F
 from ..ops._registry import OpDef, apply, register_kind
+from ..ops.methods import OpMethods
 from .graph import Graph, get_default_graph
 
 __all__ = ["Node", "static_apply", "as_node", "attrs_key", "NODE_TYPES"]
@@ -32,7 +33,7 @@ ASSIGN = _pseudo("Assign")
 GROUP = _pseudo("NoOp")
 
 
-class Node:
+class Node(OpMethods):
     """A symbolic value: ``name op inputs shape dtype graph`` (+ ``attrs``).
 
     Supports every ``fg`` operation, the arithmetic/comparison operators, indexing and the
@@ -72,10 +73,6 @@ class Node:
             return None
         return int(np.prod(self.shape, dtype=np.int64))
 
-    @property
-    def T(self):
-        return F.transpose(self)
-
     def get_shape(self):
         return self.shape
 
@@ -108,96 +105,8 @@ class Node:
     def _fg_index_value(self):
         raise IndexError(f"a symbolic Node ({self.name!r}) cannot be used as an index")
 
-    # ---- state helpers (defined for Variables; here so every node gives a clear error) -------
-    def astype(self, dtype):
-        return F.astype(self, dtype)
-
-    def transpose(self, *axes):
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = tuple(axes[0])
-        return F.transpose(self, axes or None)
 
 
-_ADD, _SUB, _MUL, _DIV, _NEG = (F.REGISTRY[n] for n in
-                                ("add", "subtract", "multiply", "divide", "negative"))
-
-
-class _NodeOps:
-    """Operators and method forms (mirroring the eager ``Tensor``'s list)."""
-
-    def __add__(self, other): return apply(_ADD, (self, other), None)
-    def __radd__(self, other): return apply(_ADD, (other, self), None)
-    def __sub__(self, other): return apply(_SUB, (self, other), None)
-    def __rsub__(self, other): return apply(_SUB, (other, self), None)
-    def __mul__(self, other): return apply(_MUL, (self, other), None)
-    def __rmul__(self, other): return apply(_MUL, (other, self), None)
-    def __truediv__(self, other): return apply(_DIV, (self, other), None)
-    def __rtruediv__(self, other): return apply(_DIV, (other, self), None)
-    def __floordiv__(self, other): return F.floor_divide(self, other)
-    def __rfloordiv__(self, other): return F.floor_divide(other, self)
-    def __pow__(self, other): return F.power(self, other)
-    def __rpow__(self, other): return F.power(other, self)
-    def __matmul__(self, other): return F.matmul(self, other)
-    def __rmatmul__(self, other): return F.matmul(other, self)
-    def __neg__(self): return apply(_NEG, (self,), None)
-    def __pos__(self): return self
-    def __abs__(self): return F.abs(self)
-    def __lt__(self, other): return F.less(self, other)
-    def __le__(self, other): return F.less_equal(self, other)
-    def __gt__(self, other): return F.greater(self, other)
-    def __ge__(self, other): return F.greater_equal(self, other)
-    def __eq__(self, other): return F.equal(self, other)  # type: ignore[override]
-    def __ne__(self, other): return F.not_equal(self, other)  # type: ignore[override]
-    def __and__(self, other): return F.logical_and(self, other)
-    def __or__(self, other): return F.logical_or(self, other)
-    def __invert__(self): return F.logical_not(self)
-    def __getitem__(self, index): return F.getitem(self, index)
-
-    def sum(self, axis=None, keepdims=False): return F.sum(self, axis, keepdims)
-    def mean(self, axis=None, keepdims=False): return F.mean(self, axis, keepdims)
-    def prod(self, axis=None, keepdims=False): return F.prod(self, axis, keepdims)
-    def max(self, axis=None, keepdims=False): return F.max(self, axis, keepdims)
-    def min(self, axis=None, keepdims=False): return F.min(self, axis, keepdims)
-    def var(self, axis=None, keepdims=False, ddof=0): return F.var(self, axis, keepdims, ddof)
-    def std(self, axis=None, keepdims=False, ddof=0): return F.std(self, axis, keepdims, ddof)
-    def logsumexp(self, axis=None, keepdims=False): return F.logsumexp(self, axis, keepdims)
-    def reshape(self, *shape): return F.reshape(self, *shape)
-    def swapaxes(self, a, b): return F.swapaxes(self, a, b)
-    def squeeze(self, axis=None): return F.squeeze(self, axis)
-    def expand_dims(self, axis): return F.expand_dims(self, axis)
-    def ravel(self): return F.ravel(self)
-    def flatten(self): return F.ravel(self)
-    def clip(self, a_min=None, a_max=None): return F.clip(self, a_min, a_max)
-    def dot(self, other): return F.dot(self, other)
-    def exp(self): return F.exp(self)
-    def expm1(self): return F.expm1(self)
-    def log(self): return F.log(self)
-    def log1p(self): return F.log1p(self)
-    def sqrt(self): return F.sqrt(self)
-    def square(self): return F.square(self)
-    def reciprocal(self): return F.reciprocal(self)
-    def sin(self): return F.sin(self)
-    def cos(self): return F.cos(self)
-    def tan(self): return F.tan(self)
-    def tanh(self): return F.tanh(self)
-    def sinh(self): return F.sinh(self)
-    def cosh(self): return F.cosh(self)
-    def arctan(self): return F.arctan(self)
-    def sigmoid(self): return F.sigmoid(self)
-    def relu(self): return F.relu(self)
-    def softplus(self): return F.softplus(self)
-    def abs(self): return F.abs(self)
-    def sign(self): return F.sign(self)
-    def floor(self): return F.floor(self)
-    def ceil(self): return F.ceil(self)
-    def softmax(self, axis=-1): return F.softmax(self, axis)
-    def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
-
-
-for _n, _f in list(_NodeOps.__dict__.items()):
-    if callable(_f) and not _n.startswith("__dict") and _n not in ("__module__", "__doc__"):
-        setattr(Node, _n, _f)
-del _n, _f
 NODE_TYPES: set = {Node}
 
 
