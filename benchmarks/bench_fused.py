@@ -302,7 +302,7 @@ def memory_floor(n: int, rounds: int) -> dict[str, float]:
 # ---- the benchmark ------------------------------------------------------------------------------
 def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -> dict[str, Any]:
     n = N_QUICK if quick else N_FULL
-    rounds = 5 if quick else 7
+    rounds = 3 if quick else 7
     import fastgraph as fg
 
     nthreads = threads or fg.get_num_threads()
@@ -412,7 +412,8 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="1,000,000 elements, 5 rounds")
+    parser.add_argument("--quick", action="store_true",
+                        help="1,000,000 elements, 3 rounds, no torch.compile")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
     out = run(quick=args.quick)
