@@ -45,7 +45,7 @@ def _close(a, b, dtype):
 
 
 def _both(build, feeds_np, fetch_grads=False):
-    """Run the graph ``build(*placeholders)`` fused and unfused; return (fused, unfused, explain)."""
+    """Run ``build(*placeholders)`` fused and unfused; return (fused, unfused, explain)."""
     g = fg.Graph()
     with g.as_default():
         phs = [fg.placeholder(v.dtype, v.shape) for v in feeds_np]
@@ -432,3 +432,27 @@ def test_fused_intermediates_write_into_planned_buffers(rng):
         again = sess.run(out, {a: x * 0.5, b: w})
         np.testing.assert_allclose(first, plain[0], rtol=1e-12)
         assert not np.allclose(first, again)
+
+
+def test_two_reduction_geometries_stay_in_separate_kernels(rng):
+    x = rng.standard_normal((300, 400))
+
+    def build(a):
+        t = fg.tanh(a) * 2.0
+        u = fg.exp(-a * a) + 1.0
+        s1 = fg.sum(t, axis=0)
+        s2 = fg.max(u, axis=1, keepdims=True)
+        return [s1, s2, fg.sum(t * u)]      # t * u would merge the two regions
+
+    fused, plain, text = _both(build, [x])
+    for a, b in zip(fused, plain):
+        _close(a, b, np.float64)
+    assert "fused kernel" in text
+
+
+def test_function_disable_fuse(rng):
+    x = rng.standard_normal(100_000)
+    on = fg.function(lambda a: fg.tanh(a) * fg.exp(a) + 1.0)
+    off = fg.function(lambda a: fg.tanh(a) * fg.exp(a) + 1.0, disable=("fuse",))
+    np.testing.assert_allclose(on(x), off(x), rtol=1e-12, atol=1e-14)
+    assert "fused kernel" in on.explain(x) and "fused kernel" not in off.explain(x)

@@ -238,6 +238,9 @@ def fuse(ir, ctx) -> None:
                         break
                     lo = min(c.id for c in group)
                     ok = all(c.ext < lo for c in group)
+                    reds = {c.red for c in group if c.red is not None}
+                    if len(reds) > 1:       # one reduction geometry per kernel
+                        ok = False
                     ext = -1
                     if ok:
                         for q in used_ins:
@@ -274,11 +277,10 @@ def fuse(ir, ctx) -> None:
                         j = pos.get(id(q))
                         if j is not None and dep[j] > ext:
                             ext = dep[j]
-                    if True:
-                        joined = _Region(next_id, shape, dt)
-                        next_id += 1
-                        joined.ext = ext
-                        regions.append(joined)
+                    joined = _Region(next_id, shape, dt)
+                    next_id += 1
+                    joined.ext = ext
+                    regions.append(joined)
             if joined is not None:
                 joined.members.append(p)
                 if name not in _TRANSPARENT:
