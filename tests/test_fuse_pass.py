@@ -456,3 +456,27 @@ def test_function_disable_fuse(rng):
     off = fg.function(lambda a: fg.tanh(a) * fg.exp(a) + 1.0, disable=("fuse",))
     np.testing.assert_allclose(on(x), off(x), rtol=1e-12, atol=1e-14)
     assert "fused kernel" in on.explain(x) and "fused kernel" not in off.explain(x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+def test_mlp_gradients_comparison_passed_between_kernels(dtype, rng):
+    x = rng.standard_normal((64, 30)).astype(dtype)
+    w1 = (rng.standard_normal((30, 200)) * 0.3).astype(dtype)
+    b1 = rng.standard_normal(200).astype(dtype)
+    w2 = (rng.standard_normal((200, 5)) * 0.3).astype(dtype)
+
+    def build(xx, a, b, c):
+        h = fg.relu(fg.matmul(xx, a) + b)         # relu mask: a comparison in this kernel ...
+        out = fg.matmul(h, c)
+        loss = fg.sum(fg.tanh(out) * out)
+        return [loss] + list(fg.gradients(loss, [a, b, c]))   # ... read by the backward one
+
+    fused, plain, text = _both(build, [x, w1, b1, w2])
+    for a, b in zip(fused, plain):
+        # float32: a few-ulp tanh difference, summed by matmuls over entries of ~50
+        scale = 1.0 if dtype == np.float64 else float(np.max(np.abs(b)))
+        np.testing.assert_allclose(a, b, rtol=_tol(dtype)["rtol"],
+                                   atol=_tol(dtype)["atol"] * scale)
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+    assert text.count("fused kernel") >= 2
+    assert "astype(" not in text.split("[plan]")[1]

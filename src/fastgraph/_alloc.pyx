@@ -174,11 +174,17 @@ cdef extern from *:
         return fg_lock == NULL ? -1 : 0;
     }
 
+    /* in a forked child the lock may have been held by a thread that no longer exists */
+    static void fg_after_fork(void) {
+        fg_lock = PyThread_allocate_lock();
+    }
+
     static PyObject *fg_capsule(void) {
         return PyCapsule_New(&fg_handler, "mem_handler", NULL);
     }
     """
     int fg_init()
+    void fg_after_fork()
     object fg_capsule()
     void fg_trim() nogil
     size_t fg_total, fg_limit, fg_min, fg_hits, fg_misses, fg_returned, fg_released
@@ -188,6 +194,15 @@ cdef extern from *:
 
 if fg_init() != 0:
     raise MemoryError("fastgraph._alloc: cannot allocate the cache lock")
+
+
+def _after_fork_in_child():
+    fg_after_fork()
+
+
+import os as _os
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_after_fork_in_child)
 
 #: the handler capsule (``"mem_handler"``), usable with NumPy's handler API
 HANDLER = fg_capsule()

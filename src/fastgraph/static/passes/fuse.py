@@ -332,6 +332,7 @@ def fuse(ir, ctx) -> None:
             outside_used.add(id(o))
 
     new_nodes = []
+    bool_src: dict = {}
     n_ops_total = 0
     for k, r in enumerate(live):
         members = r.members
@@ -432,6 +433,7 @@ def fuse(ir, ctx) -> None:
                 c = PNode("op", None, REGISTRY["astype"], [t], {"dtype": _BOOL}, m.shape,
                           _BOOL, name=m.name)
                 t2 = c
+                bool_src[id(c)] = t
                 new_nodes.append((c, []))
                 if t is call:
                     call.dtype = dt
@@ -444,6 +446,11 @@ def fuse(ir, ctx) -> None:
             if m.repl is None:
                 m.repl = call       # dead inside the kernel; nobody outside reads it
         ctx.note("fuse", kern.describe())
+    # a comparison computed by one kernel and read by another: pass the 0/1 floats on directly
+    # (the reading kernel, which had a bool input, always runs with an explicit dtype)
+    for c, _ in new_nodes:
+        if c.kind == "call":
+            c.inputs = [bool_src.get(id(resolve(q)), q) for q in c.inputs]
     _rebuild(ir, fused_ids, new_nodes)
     ctx.note("fuse", f"{len(new_nodes) and sum(1 for c, t in new_nodes if c.kind == 'call')} "
                      f"kernel(s) replacing {n_ops_total} op(s)")
