@@ -208,8 +208,12 @@ def test_reductions_absorbed(kind, axis, keepdims, rng):
                                                 keepdims=keepdims), [x, y])
     _close(fused[0], plain[0], np.float64)
     steps = text.split("[plan]")[1]
-    assert f" = {kind}(" not in steps
-    assert f"({kind} over" in text
+    axes = range(3) if axis is None else [a % 3 for a in np.atleast_1d(axis)]
+    if sorted(axes) == list(range(3 - len(axes), 3)):   # innermost axes: inside the kernel
+        assert f" = {kind}(" not in steps
+        assert f"({kind} over" in text
+    else:  # leading axes: NumPy reduces them faster than the VM, so they stay a step
+        assert f" = {kind}(" in steps
 
 
 def test_reduction_of_a_value_also_used_elementwise(rng):
