@@ -22,13 +22,13 @@ mark above the level before the call (Linux ``/proc/self/clear_refs``), in MB.
 Method: ``benchmarks._timing.compare`` (interleaved rounds, medians, one warm-up call, which
 absorbs JIT compilation); every candidate's result is checked against NumPy's first.
 
-Measured (2-core AMD EPYC KVM guest, shared and loaded; 1 thread each; n = 10,000,000; medians of
-7 rounds; floor at 9.5 GB/s: 42 ms forward, 67 ms forward+grad):
+Measured (2-core AMD EPYC KVM guest shared with other jobs; 1 thread each; n = 10,000,000; medians
+of 7 rounds; floor at 23.1 GB/s: 17.3 ms forward, 27.7 ms forward+grad):
 
-    forward       fastgraph 61 ms (1.46x floor)  JAX jit 102  torch.compile 179  TF XLA 234
-                  NumPy out= 294  numexpr 587  torch 612  NumPy 835 ms
-    forward+grad  fastgraph 226 ms (3.4x floor)  JAX jit 666  NumPy out= 815  torch.compile 1170
-                  torch 2560  numexpr 2630  TF XLA 2730  NumPy 3400 ms
+    forward       fastgraph 69.9 ms (4.0x floor)  JAX jit 70.0  torch.compile 181  TF XLA 294
+                  NumPy out= 346  numexpr 474  torch 615  NumPy 803 ms
+    forward+grad  fastgraph 140 ms (5.0x floor)  JAX jit 309  NumPy out= 334  torch.compile 624
+                  numexpr 735  NumPy 1351  TF XLA 1382  torch 1403 ms
 
 Run: ``python benchmarks/bench_fused.py [--quick] [--json out.json]``.
 """

@@ -20,9 +20,9 @@ Method: 50 training steps per round after one warm-up round, interleaved by
 ``benchmarks._timing.compare``; the median per-step time over rounds. The losses of the first
 step are checked to agree across candidates.
 
-Measured (2-core AMD EPYC KVM guest, shared and loaded; 1 thread for everyone, medians of 7
-rounds of 50 steps), ms per step: NumPy by hand 5.04, fastgraph eager 5.48 (0.82x torch),
-PyTorch eager 6.72, fastgraph static 7.40 (1.47x NumPy), ``@fg.function`` 7.53 (1.50x NumPy).
+Measured (2-core AMD EPYC KVM guest shared with other jobs; 1 thread for everyone, medians of 7
+rounds of 50 steps), ms per step: NumPy by hand 2.79, PyTorch eager 3.96, fastgraph eager 4.12
+(1.04x torch), ``@fg.function`` 5.02 (1.80x NumPy), fastgraph static 5.15 (1.84x NumPy).
 On this machine multi-threaded BLAS stalls under load; compare with ``--threads 1``.
 
 Run: ``python benchmarks/bench_mlp.py [--quick] [--json out.json]``.

@@ -16,12 +16,16 @@ around ``backward()`` / autograd's ``vjp``), so it does not rest on the differen
 medians. Reported per operation (divided by 12,500). Targets: total per op <= 0.33x PyTorch's
 and <= 0.1x autograd's.
 
-Measured (2-core AMD EPYC KVM guest, shared and loaded; Python 3.11.7, torch 2.13.0+cpu,
-autograd 1.9.1; ``python -m fastgraph bench --threads 1``, medians of 7 rounds), per op:
+Measured (2-core AMD EPYC KVM guest shared with other jobs, load ~2; Python 3.11.7, torch
+2.13.0+cpu, autograd 1.9.1; ``python -m fastgraph bench --threads 1``, 7 rounds), per op:
 
-    fastgraph   forward 1.55 us  backward 1.61 us  total  3.16 us
-    torch       forward 6.53 us  backward 6.02 us  total 12.55 us   fastgraph/torch    = 0.252
-    autograd                                       total 57.3  us   fastgraph/autograd = 0.055
+    fastgraph   forward 1.46 us  backward 1.86 us  total (median)  7.53 us, fastest round 2.09 us
+    torch       forward 4.80 us  backward 11.9 us  total (median) 17.1  us
+    autograd    forward 53.7 us  backward 18.1 us  total (median) 74.4  us
+    fastgraph/torch = 0.441 (fastest rounds: 0.225); fastgraph/autograd = 0.101 (0.045)
+
+The fastgraph total's rounds spread from 26 ms to 370 ms (GC passes over the large heap of the
+whole suite's process); an earlier run under heavier load gave 0.252 / 0.055.
 
 Run: ``python benchmarks/bench_tape_scalar.py [--quick] [--json out.json]``.
 """

@@ -12,9 +12,9 @@ in this regime; it shows whether the eager engine's overhead is hidden behind Nu
 Method: as ``bench_tape_scalar`` (interleaved rounds via ``benchmarks._timing.compare``, GC on;
 backward timed inside the forward+backward calls; reported per operation).
 
-Measured (2-core AMD EPYC KVM guest, shared and loaded; ``python -m fastgraph bench --threads 1``,
-medians of 7 rounds), total per op: fastgraph 11.7 us, torch 24.0 us (fastgraph/torch = 0.486),
-autograd 118 us (fastgraph/autograd = 0.098).
+Measured (2-core AMD EPYC KVM guest shared with other jobs; ``python -m fastgraph bench
+--threads 1``, 7 rounds), total per op (median): fastgraph 7.86 us, torch 16.8 us (fastgraph/torch
+= 0.469; fastest rounds 0.429), autograd 64.5 us (fastgraph/autograd = 0.122; fastest 0.084).
 
 Run: ``python benchmarks/bench_tape_vector.py [--quick] [--json out.json]``.
 """
