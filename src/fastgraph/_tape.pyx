@@ -20,6 +20,10 @@ import numpy as np
 
 cnp.import_array()
 
+
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void* op)
+
 cdef object _ndarray = np.ndarray
 cdef object _generic = np.generic
 cdef object _asarray = np.asarray
@@ -180,6 +184,10 @@ cdef tuple _EMPTY = ()
 cdef inline TensorBase _new_tensor(object data, object grad_fn):
     # straight to tp_new: no __init__ call, no argument parsing
     cdef TensorBase t = <TensorBase>(<PyTypeObject*>_Tensor).tp_new(_Tensor, <PyObject*>_EMPTY, NULL)
+    # Tensors made by operations hold no reference cycles (the tape points backwards only), so
+    # the cyclic GC need not scan them: long tapes then cost the collector nothing. (A cycle
+    # made through a hook closure is the one thing this gives up collecting.)
+    PyObject_GC_UnTrack(<void*>t)
     t._data = data
     t.grad_fn = grad_fn
     t._requires_grad = grad_fn is not None
@@ -270,6 +278,8 @@ cpdef object record(OpDef op, tuple args, object attrs):
         node.attrs = attrs
         node.ans = out
         node.parents = tuple(parents)
+        PyObject_GC_UnTrack(<void*>node.inputs)   # held only by the node, which is untracked
+        PyObject_GC_UnTrack(<void*>node.parents)
         return _new_tensor(out, node)
     return _new_tensor(out, None)
 
