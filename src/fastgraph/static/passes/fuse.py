@@ -489,7 +489,11 @@ class _Forced:
         self.k, self.dt, self.name = k, dt, k.name
 
     def __call__(self, *ins, out=None):
-        return self.k(*ins, out=out, dtype=self.dt)
+        dt = self.dt
+        for x in ins:  # forcing costs the VM's slow path: only when an input needs the cast
+            if type(x) is not np.ndarray or x.dtype != dt:
+                return self.k(*ins, out=out, dtype=dt)
+        return self.k(*ins, out=out)
 
 
 class _Multi:
@@ -512,7 +516,11 @@ class _Multi:
 
         def run(*ins):
             outs = [b if b is not None else empty(s, kdt) for b, s in zip(bufs, shapes)]
-            return k(*ins, out=outs, dtype=dt)
+            if dt is not None:
+                for x in ins:  # force the dtype (the VM's slow path) only when a cast is needed
+                    if type(x) is not np.ndarray or x.dtype != dt:
+                        return k(*ins, out=outs, dtype=dt)
+            return k(*ins, out=outs)
         run.name = k.name
         return run
 
