@@ -235,7 +235,9 @@ def test_unknown_pass_name():
         fg.Session(disable=("fodl",))
 
 
-def test_explain_content():
+def test_explain_content(monkeypatch):
+    from fastgraph.static.passes import fuse as fuse_pass
+    monkeypatch.setattr(fuse_pass, "ALWAYS", True)  # 5 elements: fused only when forced
     x, u = _chain_graph()
     # without fusion the chain's steps share planned buffers; with it, one kernel replaces them
     text = fg.Session(disable=("fuse",)).explain(u, {x: np.ones(5)})

@@ -35,8 +35,14 @@ ALWAYS = False
 # NumPy step costs STEP + n * ELEM_NUMPY per op; a fused kernel CALL + n * ELEM_VM per op
 STEP_US = 0.8
 CALL_US = 1.5  # the VM's C fast path (was ~9 us before it existed)
-ELEM_NUMPY_US = 4e-3
-ELEM_VM_US = 1.5e-3
+# a kernel with a broadcast input (a bias row) takes the VM's general path: measured ~50 us more
+# (float32 (128, 256) + (256,): 64 us fused vs 25 us for two NumPy ufuncs; at 1M elements the
+# kernel wins again)
+BROADCAST_CALL_US = 50.0
+# per element and op, per byte of the dtype (float32 (128, 256), 1 thread: two NumPy ufuncs 25 us,
+# the same two ops fused 9.5 us)
+ELEM_NUMPY_US = 0.1e-3
+ELEM_VM_US = 0.04e-3
 
 _F = (np.dtype(np.float32), np.dtype(np.float64))
 _BOOL = np.dtype(np.bool_)
@@ -172,15 +178,16 @@ def _worth(reg) -> bool:
         return False
     k = reg.nops
     if k == 1 and reg.red is None:
-        # one op: a ufunc with out= is as good, unless the VM's own kernel is much faster, or the
-        # op reads a comparison (a kernel passes it on as 0/1 floats; a ufunc needs a bool cast)
-        m = next(m for m in reg.members if m.op.name not in _TRANSPARENT)
-        reads_mask = any(getattr(resolve(q).op, "name", None) in _CMP for q in m.inputs)
-        if not reads_mask and (m.op.name in _CHEAP or
-                               m.op.name not in ("exp", "expm1", "tanh", "sigmoid", "softplus")):
+        # one op: a ufunc with out= is as good, unless the VM's own kernel is much faster
+        op = next(m for m in reg.members if m.op.name not in _TRANSPARENT).op.name
+        if op in _CHEAP or op not in ("exp", "expm1", "tanh", "sigmoid", "softplus"):
             return False
-    saved = k * STEP_US + n * k * ELEM_NUMPY_US
-    cost = CALL_US + n * k * ELEM_VM_US
+    members = {id(m) for m in reg.members}
+    broadcast = any(id(q) not in members and q.shape is not None and tuple(q.shape) != shape
+                    for m in reg.members for q in map(resolve, m.inputs))
+    size = np.dtype(reg.dtype).itemsize if reg.dtype is not None else 8
+    saved = k * STEP_US + n * k * size * ELEM_NUMPY_US
+    cost = (BROADCAST_CALL_US if broadcast else CALL_US) + n * k * size * ELEM_VM_US
     return saved > cost
 
 
