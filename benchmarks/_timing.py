@@ -184,13 +184,15 @@ def compare(
         for _ in range(warmup):
             candidates[n]()
     gc_was_enabled = gc.isenabled()
+    if disable_gc:
+        gc.collect()  # a full collection once: with TF, torch and JAX loaded it costs ~0.4 s
     try:
         for r in range(rounds):
             for i in range(len(names)):
                 n = names[(r + i) % len(names)]
                 fn = candidates[n]
                 if disable_gc:
-                    gc.collect()
+                    gc.collect(1)  # the young generations: what the rounds themselves left
                     gc.disable()
                 f0 = _minor_faults()
                 t0 = time.perf_counter()

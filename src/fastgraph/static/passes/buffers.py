@@ -16,24 +16,14 @@ from ..plan import known
 INF = 1 << 62
 
 
-_UFUNC_NAMES = ("add subtract multiply divide power maximum minimum negative abs square sqrt "
-                "reciprocal exp expm1 log log1p sin cos tan tanh sinh cosh arctan sign floor "
-                "ceil").split()
-UFUNCS = {n: getattr(np, n) for n in _UFUNC_NAMES}
-try:
-    import scipy.special as _sp
-    UFUNCS.update(sigmoid=_sp.expit, erf=_sp.erf, erfc=_sp.erfc)
-except ImportError:  # pragma: no cover
-    pass
-
-
 def ufunc_of(p):
-    """The NumPy ufunc computing step ``p`` elementwise into a fresh array (or ``None``): a
-    float op of the table above whose inputs all share its dtype (so ``out=`` is exact)."""
+    """The NumPy ufunc computing step ``p`` elementwise into a fresh array (or ``None``): an op
+    whose registry forward *is* a ufunc (so it takes ``out=``), of a float dtype that all its
+    inputs share (so writing into the buffer is exact)."""
     if p.kind != "op" or p.attrs:
         return None
-    u = UFUNCS.get(p.op.name)
-    if u is None or p.dtype is None or p.dtype.kind != "f":
+    u = getattr(p.op, "forward", None)
+    if type(u) is not np.ufunc or p.dtype is None or p.dtype.kind != "f":
         return None
     dt = p.dtype
     for q in p.inputs:
