@@ -248,3 +248,20 @@ def save_json(results: Iterable[Result] | Mapping[str, Any], path: str) -> None:
         payload = [r.to_dict() for r in results]
     with open(path, "w") as f:
         json.dump(payload, f, indent=2)
+
+
+def script_main(run: Callable[..., dict], doc: str | None, quick_help: str = "smaller sizes",
+                argv: list[str] | None = None) -> int:
+    """The command line every ``bench_*.py`` shares: ``[--quick] [--json PATH]``.
+
+    >>> # in a benchmark module:  if __name__ == "__main__": sys.exit(script_main(run, __doc__))
+    """
+    import argparse
+    parser = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0] if doc else None)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    out = run(quick=args.quick)
+    if args.json:
+        save_json(out, args.json)
+    return 0

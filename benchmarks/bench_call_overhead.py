@@ -22,7 +22,6 @@ Run: ``python benchmarks/bench_call_overhead.py [--quick] [--json out.json]``.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._timing import compare, peers, print_results, save_json  # noqa: E402
+from benchmarks._timing import compare, peers, print_results, script_main  # noqa: E402
 
 TARGETS = {"jax": 0.5, "tensorflow": 0.02}
 X = 0.5
@@ -114,15 +113,8 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
             "meets_targets": {k: ratios[k] <= v for k, v in TARGETS.items() if k in ratios}}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--json", metavar="PATH")
-    args = parser.parse_args(argv)
-    out = run(quick=args.quick)
-    if args.json:
-        save_json(out, args.json)
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    return script_main(run, __doc__, argv=argv)
 
 
 if __name__ == "__main__":

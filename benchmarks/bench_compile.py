@@ -25,7 +25,6 @@ Run: ``python benchmarks/bench_compile.py [--quick] [--json out.json]``.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -36,7 +35,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._timing import compare, peers, print_results, save_json  # noqa: E402
+from benchmarks._timing import compare, peers, print_results, script_main  # noqa: E402
 
 TARGETS = {("tensorflow", "first", 10000): 0.05, ("tensorflow", "steady", 10000): 0.25,
            ("jax", "first", 1000): 0.2}
@@ -146,15 +145,8 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
             "steady_s": {f"{k[0]}@{k[1]}": v for k, v in steady.items()}, "ratios": ratios}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--json", metavar="PATH")
-    args = parser.parse_args(argv)
-    out = run(quick=args.quick)
-    if args.json:
-        save_json(out, args.json)
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    return script_main(run, __doc__, argv=argv)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ Run: ``python benchmarks/bench_fused.py [--quick] [--json out.json]``.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import sys
@@ -47,7 +46,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._timing import compare, peers, print_results, save_json  # noqa: E402
+from benchmarks._timing import compare, peers, print_results, script_main  # noqa: E402
 
 N_FULL = 10_000_000
 N_QUICK = 1_000_000
@@ -411,15 +410,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="1,000,000 elements, 3 rounds, no torch.compile")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    args = parser.parse_args(argv)
-    out = run(quick=args.quick)
-    if args.json:
-        save_json(out, args.json)
-    return 0
+    return script_main(run, __doc__, '1,000,000 elements, 3 rounds, no torch.compile', argv=argv)
 
 
 if __name__ == "__main__":

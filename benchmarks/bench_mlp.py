@@ -29,7 +29,6 @@ Run: ``python benchmarks/bench_mlp.py [--quick] [--json out.json]``.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -39,7 +38,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._timing import compare, peers, print_results, save_json  # noqa: E402
+from benchmarks._timing import compare, peers, print_results, script_main  # noqa: E402
 
 SIZES = (784, 256, 256, 10)
 BATCH = 128
@@ -295,14 +294,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10 steps x 3 rounds")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    args = parser.parse_args(argv)
-    out = run(quick=args.quick)
-    if args.json:
-        save_json(out, args.json)
-    return 0
+    return script_main(run, __doc__, '10 steps x 3 rounds', argv=argv)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ Run: ``python benchmarks/bench_tape_vector.py [--quick] [--json out.json]``.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._timing import save_json  # noqa: E402
+from benchmarks._timing import script_main  # noqa: E402
 from benchmarks.bench_tape_scalar import ITERATIONS, tape_benchmark  # noqa: E402
 
 LENGTH = 64
@@ -43,14 +42,7 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="500 iterations, 5 rounds")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    args = parser.parse_args(argv)
-    out = run(quick=args.quick)
-    if args.json:
-        save_json(out, args.json)
-    return 0
+    return script_main(run, __doc__, '500 iterations, 5 rounds', argv=argv)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ Run: ``python benchmarks/bench_toposort.py [--quick] [--json out.json]``.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._timing import Result, compare, peers, print_results, save_json  # noqa: E402
+from benchmarks._timing import Result, compare, peers, print_results, script_main  # noqa: E402
 
 TARGET_RATIO_IGRAPH = 0.25
 
@@ -136,14 +135,7 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10x smaller graphs")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    args = parser.parse_args(argv)
-    out = run(quick=args.quick)
-    if args.json:
-        save_json(out, args.json)
-    return 0
+    return script_main(run, __doc__, '10x smaller graphs', argv=argv)
 
 
 if __name__ == "__main__":
