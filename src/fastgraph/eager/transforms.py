@@ -71,6 +71,15 @@ def _watch(x):
     return Tensor(arr, requires_grad=True)
 
 
+def _watch_args(args: tuple, nums: tuple) -> tuple[list, list]:
+    """``args`` with the differentiated positions replaced by watched tensors, and those tensors."""
+    args = list(args)
+    watched = [_watch(args[i]) for i in nums]
+    for i, w in zip(nums, watched):
+        args[i] = w
+    return args, watched
+
+
 def _numpy(v):
     """Tensors -> NumPy values (0-d as NumPy scalars), through lists, tuples and dicts."""
     if isinstance(v, Tensor):
@@ -113,11 +122,8 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False) -> Callable:
             from ..static.function import static_value_and_grad
             return static_value_and_grad(fun, args, kwargs, nums, single, has_aux)
         nested = _inside_transform() or any(_is_traced(args[i]) for i in nums)
-        args = list(args)
         with _scope():
-            watched = [_watch(args[i]) for i in nums]
-            for i, w in zip(nums, watched):
-                args[i] = w
+            args, watched = _watch_args(args, nums)
             out = fun(*args, **kwargs)
             aux = None
             if has_aux:
@@ -170,11 +176,8 @@ def jacobian(fun: Callable, argnums=0) -> Callable:
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args))
         nested = _inside_transform() or any(_is_traced(args[i]) for i in nums)
-        args = list(args)
         with _scope():
-            watched = [_watch(args[i]) for i in nums]
-            for i, w in zip(nums, watched):
-                args[i] = w
+            args, watched = _watch_args(args, nums)
             out = fun(*args, **kwargs)
             if not isinstance(out, Tensor):
                 out = Tensor(np.asarray(out))
