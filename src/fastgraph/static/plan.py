@@ -57,6 +57,20 @@ class PNode:
         return f"<PNode {self.kind} {self.name}>"
 
 
+def live_order(ir) -> list:
+    """The IR nodes the outputs depend on, in IR order (a fed node's inputs are not followed)."""
+    live = set()
+    stack = [p for p in ir.outputs if p is not None]
+    while stack:
+        p = stack.pop()
+        if id(p) in live:
+            continue
+        live.add(id(p))
+        if p.kind != "feed" or p.inputs:
+            stack.extend(p.inputs)
+    return [p for p in ir.order if id(p) in live]
+
+
 def resolve(p: PNode) -> PNode:
     while p.repl is not None:
         p = p.repl

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plan import known
+from ..plan import known, live_order
 
 INF = 1 << 62
 
@@ -49,17 +49,6 @@ def _bufferable(p) -> bool:
     return ufunc_of(p) is not None
 
 
-def live_order(ir):
-    live = set()
-    stack = [p for p in ir.outputs if p is not None]
-    while stack:
-        p = stack.pop()
-        if id(p) in live:
-            continue
-        live.add(id(p))
-        if p.kind != "feed" or p.inputs:
-            stack.extend(p.inputs)
-    return [p for p in ir.order if id(p) in live]
 
 
 def buffers(ir, ctx) -> None:

@@ -217,7 +217,7 @@ def _geometry(reg) -> dict:
 
 def fuse(ir, ctx) -> None:
     from ...fused import Expr, compile_kernel
-    from .buffers import live_order
+    from ..plan import live_order
     vm = _vm_ops()
     order = live_order(ir)      # dead nodes (left by simplify) must not join regions
     pos = {id(p): i for i, p in enumerate(order)}
