@@ -42,7 +42,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._timing import Result, compare, peers, print_results, script_main  # noqa: E402
+from benchmarks._timing import compare, peers, print_results, script_main  # noqa: E402
 
 ITERATIONS = 2500
 _clock = time.perf_counter

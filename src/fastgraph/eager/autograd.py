@@ -6,11 +6,8 @@ or on Tensors when ``create_graph=True``); this module owns the user-facing poli
 """
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
-from .. import ops as F
 from .._tape import TapeNode, walk
 from . import grad_mode as _gm
 from .tensor import Tensor

@@ -15,7 +15,7 @@ import numpy as np
 from .. import ops as F
 from .. import _tape
 from ..ops.methods import OpMethods
-from .._tape import TapeNode, TensorBase, apply
+from .._tape import TensorBase
 from . import grad_mode as _gm
 
 __all__ = ["Tensor", "tensor"]

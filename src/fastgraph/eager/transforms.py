@@ -11,7 +11,7 @@ connected to the outer computation.
 from __future__ import annotations
 
 import functools
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 

@@ -15,7 +15,7 @@ never shares a register with its own operands), and hands the program to the Cyt
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 

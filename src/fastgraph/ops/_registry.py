@@ -17,9 +17,7 @@ any ``Tensor`` -> recorded on the eager tape; any ``Node`` -> a node in the stat
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
-
-import numpy as np
+from typing import Callable
 
 __all__ = ["OpDef", "REGISTRY", "ZERO", "defop", "apply", "register_kind"]
 

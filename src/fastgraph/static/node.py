@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as F
-from ..ops._registry import OpDef, apply, register_kind
+from ..ops._registry import OpDef, register_kind
 from ..ops.methods import OpMethods
 from .graph import Graph, get_default_graph
 

@@ -10,8 +10,7 @@ import numpy as np
 
 from .. import ops as F
 from .gradients import gradients
-from .graph import get_default_graph
-from .variables import Variable, group, trainable_variables
+from .variables import Variable, group
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer"]
 

@@ -203,7 +203,7 @@ def _geometry(reg) -> dict:
     below 32k elements) suit short programs; a long program on a short array (bench_compile: 10,000
     ops on 1,000 elements) has enough work per element to split into a few smaller blocks and use
     the threads.  Blocks never depend on the thread count, so results do not either."""
-    from ...fused import DEFAULT_BLOCK, DEFAULT_THRESHOLD
+    from ...fused import DEFAULT_BLOCK
     n = int(np.prod(reg.shape)) if reg.shape else 1
     if n >= PARALLEL_MIN:
         return {}
@@ -354,7 +354,6 @@ def fuse(ir, ctx) -> None:
     for k, r in enumerate(live):
         members = r.members
         members.sort(key=lambda m: pos[id(m)])
-        mset = {id(m) for m in members}
         exprs: dict = {}
         inputs: list = []
         force = False
