@@ -51,12 +51,12 @@ TARGETS = {"torch": 0.33, "autograd": 0.1}
 
 
 # ---- one chain per library --------------------------------------------------------------------
-def _fastgraph_fns(a0: np.ndarray, b0: np.ndarray, n: int, reduce: bool):
-    import fastgraph as fg
-
-    a = fg.tensor(a0.copy(), requires_grad=True)
-    b = fg.tensor(b0.copy(), requires_grad=True)
-    tanh = fg.tanh
+def _define_by_run_fns(lib, a0: np.ndarray, b0: np.ndarray, n: int, reduce: bool):
+    """The chain on a PyTorch-style library (``tensor(..., requires_grad=True)``, ``backward()``):
+    fastgraph and torch run exactly the same code."""
+    a = lib.tensor(a0.copy(), requires_grad=True)
+    b = lib.tensor(b0.copy(), requires_grad=True)
+    tanh = lib.tanh
 
     def forward():
         z = a
@@ -76,33 +76,16 @@ def _fastgraph_fns(a0: np.ndarray, b0: np.ndarray, n: int, reduce: bool):
     total.backward_s = []
 
     return forward, total
+
+
+def _fastgraph_fns(a0: np.ndarray, b0: np.ndarray, n: int, reduce: bool):
+    import fastgraph
+    return _define_by_run_fns(fastgraph, a0, b0, n, reduce)
 
 
 def _torch_fns(a0: np.ndarray, b0: np.ndarray, n: int, reduce: bool):
     import torch
-
-    a = torch.tensor(a0.copy(), requires_grad=True)
-    b = torch.tensor(b0.copy(), requires_grad=True)
-    tanh = torch.tanh
-
-    def forward():
-        z = a
-        for _ in range(n):
-            z = tanh(z * a + b) - z * 0.5
-        return z.sum() if reduce else z
-
-    def total():
-        a.grad = None
-        b.grad = None
-        z = forward()
-        t = _clock()
-        z.backward()
-        total.backward_s.append(_clock() - t)
-        return a.grad, b.grad
-
-    total.backward_s = []
-
-    return forward, total
+    return _define_by_run_fns(torch, a0, b0, n, reduce)
 
 
 def _autograd_fns(a0: np.ndarray, b0: np.ndarray, n: int, reduce: bool):
