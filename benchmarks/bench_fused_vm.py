@@ -167,31 +167,36 @@ def bench_grad(n, reps):
     tmp = [np.empty(n) for _ in range(3)]
 
     def numpy_grad():
-        a_, b_, c_, d_ = A
-        u, s_, t_ = tmp
-        np.multiply(a_, b_, out=u)
-        np.add(u, c_, out=u)
-        np.tanh(u, out=t_)
-        np.negative(d_, out=s_)
-        np.exp(s_, out=s_)
-        np.add(s_, 1.0, out=s_)
-        np.divide(1.0, s_, out=s_)
-        y_, ga, gb, gc, gd = bufs
-        np.multiply(t_, s_, out=y_)
-        np.multiply(a_, a_, out=u)
-        np.multiply(u, 0.5, out=u)
-        np.add(y_, u, out=y_)
-        np.multiply(t_, t_, out=gc)
-        np.subtract(1.0, gc, out=gc)
-        np.multiply(gc, s_, out=gc)
-        np.multiply(gc, b_, out=ga)
-        np.add(ga, a_, out=ga)
-        np.multiply(gc, a_, out=gb)
-        np.subtract(1.0, s_, out=gd)
-        np.multiply(gd, s_, out=gd)
-        np.multiply(gd, t_, out=gd)
+        return numpy_w4_grad(A, tmp, bufs[1:])
     w, _ = timeit(numpy_grad, reps)
     print(f"NumPy fwd+grad with out= buffers: wall {ms(w)} ms")
+
+
+def numpy_w4_grad(A, scratch, grads):
+    """The NumPy reference for W4's loss ``sum(y)`` and its gradients, with ``out=`` buffers:
+    ``scratch`` holds 3 arrays, ``grads`` receives (d/da, d/db, d/dc, d/dd). Returns the loss."""
+    a_, b_, c_, d_ = A
+    u, s_, t_ = scratch
+    ga, gb, gc, gd = grads
+    np.multiply(a_, b_, out=u)
+    np.add(u, c_, out=u)
+    np.tanh(u, out=t_)
+    np.negative(d_, out=s_)
+    np.exp(s_, out=s_)
+    np.add(s_, 1.0, out=s_)
+    np.divide(1.0, s_, out=s_)
+    np.multiply(t_, s_, out=u)
+    loss = u.sum() + 0.5 * np.dot(a_, a_)
+    np.multiply(t_, t_, out=gc)
+    np.subtract(1.0, gc, out=gc)
+    np.multiply(gc, s_, out=gc)
+    np.multiply(gc, b_, out=ga)
+    np.add(ga, a_, out=ga)
+    np.multiply(gc, a_, out=gb)
+    np.subtract(1.0, s_, out=gd)
+    np.multiply(gd, s_, out=gd)
+    np.multiply(gd, t_, out=gd)
+    return loss
 
 
 def bench_xla(n, reps):
@@ -305,27 +310,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
     tmp = [np.empty(n) for _ in range(7)]
 
     def numpy_grad():
-        a_, b_, c_, d_ = A
-        u, s_, t_, gc, ga, gb, gd = tmp
-        np.multiply(a_, b_, out=u)
-        np.add(u, c_, out=u)
-        np.tanh(u, out=t_)
-        np.negative(d_, out=s_)
-        np.exp(s_, out=s_)
-        np.add(s_, 1.0, out=s_)
-        np.divide(1.0, s_, out=s_)
-        np.multiply(t_, s_, out=u)
-        loss = u.sum() + 0.5 * np.dot(a_, a_)
-        np.multiply(t_, t_, out=gc)
-        np.subtract(1.0, gc, out=gc)
-        np.multiply(gc, s_, out=gc)
-        np.multiply(gc, b_, out=ga)
-        np.add(ga, a_, out=ga)
-        np.multiply(gc, a_, out=gb)
-        np.subtract(1.0, s_, out=gd)
-        np.multiply(gd, s_, out=gd)
-        np.multiply(gd, t_, out=gd)
-        return loss
+        return numpy_w4_grad(A, tmp[:3], tmp[3:])
     grd["numpy"] = numpy_grad
     if "numexpr" in avail:
         ne = avail["numexpr"]
