@@ -37,19 +37,9 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._timing import Result, compare, peers, print_results, script_main  # noqa: E402
+from fastgraph.utils import random_dag  # noqa: E402
 
 TARGET_RATIO_IGRAPH = 0.25
-
-
-def random_dag(n: int, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """About ``m`` edges (self-loops dropped) over ``n`` nodes, acyclic, ids randomly permuted."""
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, n, m)
-    b = rng.integers(0, n, m)
-    keep = a != b
-    lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
-    perm = rng.permutation(n)
-    return perm[lo], perm[hi]
 
 
 def _check(order: np.ndarray, n: int, src: np.ndarray, dst: np.ndarray) -> None:

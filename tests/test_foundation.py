@@ -19,13 +19,7 @@ from fastgraph.utils import toposort
 # ----------------------------------------------------------------------------- helpers
 
 def random_dag(rng: np.random.Generator, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """m random edges over n nodes, acyclic (low -> high), relabelled by a random permutation."""
-    a = rng.integers(0, n, m)
-    b = rng.integers(0, n, m)
-    keep = a != b
-    lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
-    perm = rng.permutation(n)
-    return perm[lo], perm[hi]
+    return fastgraph.utils.random_dag(n, m, seed=rng)
 
 
 def assert_topological(order: np.ndarray, n: int, src, dst) -> None:

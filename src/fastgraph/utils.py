@@ -6,7 +6,7 @@ import numpy as np
 from . import _toposort
 from ._config import get_num_threads
 
-__all__ = ["toposort"]
+__all__ = ["toposort", "random_dag"]
 
 
 def _as_index_array(a: object, name: str) -> np.ndarray:
@@ -49,3 +49,19 @@ def toposort(num_nodes: int, src, dst) -> np.ndarray:
     # ValueError before anything is written out of bounds.  Threads only speed up building the
     # CSR (Kahn's pass is sequential); the order is the same for any thread count.
     return _toposort.toposort_edges(int(num_nodes), src_a, dst_a, get_num_threads())
+
+
+def random_dag(n: int, m: int, seed=0) -> tuple[np.ndarray, np.ndarray]:
+    """About ``m`` random edges (self-loops dropped) over ``n`` nodes, acyclic, with node ids
+    relabelled by a random permutation so no order is given away; for tests and benchmarks.
+
+        >>> src, dst = fg.utils.random_dag(1000, 3000, seed=1)
+        >>> order = fg.utils.toposort(1000, src, dst)
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    a = rng.integers(0, n, m)
+    b = rng.integers(0, n, m)
+    keep = a != b
+    lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
+    perm = rng.permutation(n)
+    return perm[lo], perm[hi]
