@@ -194,11 +194,6 @@ cdef inline TensorBase _new_tensor(object data, object grad_fn):
     return t
 
 
-def make_tensor(data, grad_fn=None):
-    """A Tensor around ``data`` (no copy), optionally produced by ``grad_fn``."""
-    return _new_tensor(data, grad_fn)
-
-
 cdef inline object _scalar_if_0d(object v):
     if type(v) is _ndarray and cnp.PyArray_NDIM(<cnp.ndarray>v) == 0:
         return (<cnp.ndarray>v)[()]
