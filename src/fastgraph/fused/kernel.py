@@ -494,7 +494,10 @@ class FusedKernel:
                         "elementwise kernels only (call the kernel instead)")
 
     def __call__(self, *inputs, out=None, num_threads=None, dtype=None):
-        if dtype is None and self._fast is not None:
+        # the C fast path computes in the inputs' own (common) dtype: fine when none is forced,
+        # or when the forced one is already theirs
+        if self._fast is not None and (dtype is None or (
+                inputs and type(inputs[0]) is np.ndarray and inputs[0].dtype == dtype)):
             res = self._fast(inputs, out, num_threads)
             if res is not None:
                 return res

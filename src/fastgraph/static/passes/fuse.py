@@ -495,11 +495,7 @@ class _Forced:
         self.k, self.dt, self.name = k, dt, k.name
 
     def __call__(self, *ins, out=None):
-        dt = self.dt
-        for x in ins:  # forcing costs the VM's slow path: only when an input needs the cast
-            if type(x) is not np.ndarray or x.dtype != dt:
-                return self.k(*ins, out=out, dtype=dt)
-        return self.k(*ins, out=out)
+        return self.k(*ins, out=out, dtype=self.dt)
 
 
 class _Multi:
@@ -522,11 +518,7 @@ class _Multi:
 
         def run(*ins):
             outs = [b if b is not None else empty(s, kdt) for b, s in zip(bufs, shapes)]
-            if dt is not None:
-                for x in ins:  # force the dtype (the VM's slow path) only when a cast is needed
-                    if type(x) is not np.ndarray or x.dtype != dt:
-                        return k(*ins, out=outs, dtype=dt)
-            return k(*ins, out=outs)
+            return k(*ins, out=outs, dtype=dt)
         run.name = k.name
         return run
 
