@@ -31,7 +31,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-__all__ = ["OpCode", "OPCODES", "BY_NAME", "BY_CODE", "opcode", "REDUCTIONS"]
+__all__ = ["OpCode", "OPCODES", "BY_NAME", "BY_CODE", "opcode", "REDUCTIONS", "work_units"]
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,21 @@ MAX_OPCODE = max(BY_CODE)
 
 # Trailing reductions a kernel can apply to its outputs.
 REDUCTIONS = ("sum", "mean", "max", "min")
+
+
+# Relative cost of one element of an op, in units of one ``add`` (an estimate from
+# ``benchmarks/bench_fused_vm.py`` on AVX2: a vectorised tanh/exp costs ~5-6 adds, a libm call
+# or NumPy loop like sin ~10).  Only used to decide when a kernel is heavy enough per element to
+# be worth several threads on fewer elements.
+_COST_BY_EVAL = {"c": 1, "vec": 6, "ufunc": 10}
+_COST_EXCEPTIONS = {"copy": 1, "divide": 2, "reciprocal": 2, "power": 12, "tan": 10, "erf": 10,
+                    "sigmoid": 7, "softplus": 12, "floor": 1, "ceil": 1, "sqrt": 2}
+
+
+def work_units(name: str) -> int:
+    """Estimated cost of ``name`` per element, relative to one ``add`` (see ``_COST_BY_EVAL``)."""
+    cost = _COST_EXCEPTIONS.get(name)
+    return cost if cost is not None else _COST_BY_EVAL[opcode(name).eval]
 
 
 def opcode(name: str) -> OpCode:

@@ -191,11 +191,18 @@ def _worth(reg) -> bool:
     return saved > cost
 
 
-#: elements x ops above which a kernel is worth several threads even on a short array (high:
-#: on a shared, oversubscribed 2-core VM an OpenMP fork/join can cost milliseconds)
-PARALLEL_WORK = 1 << 24
-#: kernels on fewer elements run on one thread (the VM's own default is 32k)
+#: elements x work units (``fused.opcodes.work_units``: one ``add`` = 1, a vectorised tanh = 6)
+#: above which a kernel is worth several threads even on a short array: ~1 ms of work, so the
+#: OpenMP fork/join (microseconds; more when the machine is oversubscribed) is noise.
+PARALLEL_WORK = 1 << 20
+#: kernels on fewer elements than this run on one thread unless they are heavy per element
 PARALLEL_MIN = 1 << 18
+
+
+def _work(reg) -> int:
+    """Estimated work per element of a region, in ``add``-equivalents."""
+    from ...fused.opcodes import BY_NAME, work_units
+    return sum(work_units(m.op.name) for m in reg.members if m.op.name in BY_NAME)
 
 
 def _geometry(reg) -> dict:
@@ -207,7 +214,7 @@ def _geometry(reg) -> dict:
     n = int(np.prod(reg.shape)) if reg.shape else 1
     if n >= PARALLEL_MIN:
         return {}
-    if n * reg.nops < PARALLEL_WORK or n < 256:
+    if n < 256 or n * _work(reg) < PARALLEL_WORK:
         # one thread: no OpenMP fork/join, and no spinning OpenMP workers left to compete with
         # the BLAS threads of a following matmul (that costs milliseconds on 2 shared cores)
         return {"threshold": PARALLEL_MIN}
