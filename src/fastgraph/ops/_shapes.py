@@ -8,6 +8,17 @@ Shape = tuple  # tuple[Optional[int], ...]
 
 def broadcast(op: str, *shapes: Shape) -> Shape:
     """NumPy broadcasting of static shapes; ``ValueError`` naming the op and the shapes."""
+    # the common cases first (graphs of 100,000 ops build through here): equal shapes, or one
+    # shape against 0-d operands
+    first = None
+    for s in shapes:
+        if s:
+            if first is None:
+                first = s
+            elif s != first:
+                break
+    else:
+        return tuple(first) if first is not None else ()
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(-ndim, 0):
