@@ -481,3 +481,22 @@ def test_mlp_gradients_comparison_passed_between_kernels(dtype, rng, monkeypatch
         assert np.asarray(a).dtype == np.asarray(b).dtype
     assert text.count("fused kernel") >= 2
     assert "astype(" not in text.split("[plan]")[1]
+
+
+def test_thread_split_follows_estimated_work():
+    """A region is split for threads by its work per element (transcendentals weigh more than
+    adds), so 1,000 elements through 300 tanh split and the same count of adds does not."""
+    from fastgraph.fused.opcodes import work_units
+    assert work_units("tanh") > work_units("add") == 1
+
+    def blocks(op):
+        g = fg.Graph()
+        with g.as_default():
+            a = fg.placeholder(fg.float64, (1000,))
+            y = a
+            for _ in range(300):
+                y = op(y)
+            text = fg.Session(g).explain(y, {a: np.zeros(1000)})
+        return int(re.findall(r"block=(\d+)", text)[0])
+
+    assert blocks(fg.tanh) < 1000 <= blocks(lambda y: y + 1.0)
