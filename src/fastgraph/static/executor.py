@@ -267,7 +267,7 @@ class Plan:
         lines = []
         for name, entries in self.ctx.log.items():
             lines.append(f"[{name}]")
-            lines.extend("  " + e for e in entries)
+            lines.extend("  " + (e() if callable(e) else e) for e in entries)
         lines.append(f"[plan] {self.n_steps} step(s), "
                      f"{'generated code' if len(self.order) <= CODEGEN_MAX_STEPS else 'loop'}")
         for p in self.order:

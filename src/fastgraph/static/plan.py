@@ -108,7 +108,9 @@ class Context:
         self.disable = frozenset(disable)
         self.log: dict = {}
 
-    def note(self, pass_name: str, text: str) -> None:
+    def note(self, pass_name: str, text) -> None:
+        """Log ``text`` for ``explain()``: a string, or a callable giving it (for text that is
+        costly to build, e.g. a kernel listing, only built when someone asks)."""
         self.log.setdefault(pass_name, []).append(text)
 
 

@@ -468,7 +468,7 @@ def fuse(ir, ctx) -> None:
         for m in members:
             if m.repl is None:
                 m.repl = call       # dead inside the kernel; nobody outside reads it
-        ctx.note("fuse", kern.describe())
+        ctx.note("fuse", kern.describe)
     # a comparison computed by one kernel and read by another: pass the 0/1 floats on directly
     # (the reading kernel, which had a bool input, always runs with an explicit dtype)
     for c, _ in new_nodes:
