@@ -1184,9 +1184,10 @@ cdef inline bint _overlap(char* a, char* b, Py_ssize_t nbytes) noexcept:
     return a < b + nbytes and b < a + nbytes
 
 
-def _check_reg(r, what, nregs):
+cdef inline int _check_reg(int r, int nregs, str what, int i, str part="") except -1:
     if r < 0 or r >= nregs:
-        raise ValueError(f"register {r} of {what} out of range (nregs={nregs})")
+        raise ValueError(f"register {r} of {what} {i}{part} out of range (nregs={nregs})")
+    return 0
 
 
 cdef class Program:
@@ -1248,50 +1249,59 @@ cdef class Program:
         self.const_val = <double*>malloc(sizeof(double) * (self.nconst + 1))
         if not (self.code and self.in_reg and self.out_reg and self.const_reg and self.const_val):
             raise MemoryError()
-        written = set()
-        chk = lambda r, what: _check_reg(r, what, nregs)
-
+        # validate with C loops over typed views: a 10,000-instruction program (bench_compile)
+        # is checked in microseconds; messages are only formatted for an error
+        cdef int[:, ::1] cv = code
+        cdef int[::1] iv = in_reg, ov = out_reg, kv = const_reg
+        cdef double[::1] vv = const_val
+        cdef int r
+        # per register: 0 never written, 1 written by an instruction, 2 input/constant (read-only)
+        cdef unsigned char[::1] state = np.zeros(max(nregs, 1), dtype=np.uint8)
         for i in range(self.nin):
-            self.in_reg[i] = in_reg[i]
-            if in_reg[i] >= 0:
-                chk(in_reg[i], f"input {i}")
-                written.add(int(in_reg[i]))
+            r = iv[i]
+            self.in_reg[i] = r
+            if r >= 0:
+                _check_reg(r, nregs, "input", i)
+                state[r] = 2
         for i in range(self.nconst):
-            chk(const_reg[i], f"constant {i}")
-            self.const_reg[i] = const_reg[i]
-            self.const_val[i] = const_val[i]
-            written.add(int(const_reg[i]))
+            r = kv[i]
+            _check_reg(r, nregs, "constant", i)
+            self.const_reg[i] = r
+            self.const_val[i] = vv[i]
+            state[r] = 2
         for i in range(self.ninstr):
-            op = code[i, 0]
+            op = cv[i, 0]
             if op <= 0 or op >= MAXOP or _code_map[op] == 0:
                 raise ValueError(f"instruction {i}: unknown opcode {op}")
             k = _code_map[op]
-            if code[i, 1] not in (MODE_C, MODE_VEC, MODE_UFUNC):
-                raise ValueError(f"instruction {i}: bad mode {code[i, 1]}")
+            if cv[i, 1] != MODE_C and cv[i, 1] != MODE_VEC and cv[i, 1] != MODE_UFUNC:
+                raise ValueError(f"instruction {i}: bad mode {cv[i, 1]}")
             self.code[6 * i] = k
-            self.code[6 * i + 1] = code[i, 1]
-            chk(code[i, 2], f"instruction {i} destination")
-            self.code[6 * i + 2] = code[i, 2]
+            self.code[6 * i + 1] = cv[i, 1]
+            r = cv[i, 2]
+            _check_reg(r, nregs, "instruction", i, " destination")
+            self.code[6 * i + 2] = r
             for j in range(3):
                 if j < _arity[k]:
-                    chk(code[i, 3 + j], f"instruction {i} operand {j}")
-                    if int(code[i, 3 + j]) not in written:
-                        raise ValueError(f"instruction {i} reads register {code[i, 3 + j]} "
+                    r = cv[i, 3 + j]
+                    _check_reg(r, nregs, "instruction", i, f" operand {j}")
+                    if state[r] == 0:
+                        raise ValueError(f"instruction {i} reads register {r} "
                                          "before it is written")
-                    if code[i, 3 + j] == code[i, 2]:
+                    if r == cv[i, 2]:
                         raise ValueError(f"instruction {i} writes a register it reads")
-                    self.code[6 * i + 3 + j] = code[i, 3 + j]
+                    self.code[6 * i + 3 + j] = r
                 else:
                     self.code[6 * i + 3 + j] = -1
-            if int(code[i, 2]) in {int(x) for x in in_reg if x >= 0} | \
-                    {int(x) for x in const_reg}:
+            if state[cv[i, 2]] == 2:
                 raise ValueError(f"instruction {i} overwrites an input or constant register")
-            written.add(int(code[i, 2]))
+            state[cv[i, 2]] = 1
         for i in range(self.nout):
-            chk(out_reg[i], f"output {i}")
-            if int(out_reg[i]) not in written:
-                raise ValueError(f"output {i} register {out_reg[i]} is never written")
-            self.out_reg[i] = out_reg[i]
+            r = ov[i]
+            _check_reg(r, nregs, "output", i)
+            if state[r] == 0:
+                raise ValueError(f"output {i} register {r} is never written")
+            self.out_reg[i] = r
 
     def __dealloc__(self):
         _work_free(&self.work)

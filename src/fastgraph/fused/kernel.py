@@ -174,51 +174,48 @@ class _Node:
 
 
 def _canonicalise(outputs: Sequence[Expr]):
-    """Iterative post-order walk with hash-consing. Returns (nodes in topo order, output nodes)."""
+    """Iterative post-order walk with hash-consing. Returns (nodes in topo order, output nodes).
+
+    An op is finished when its operands are: a chain (the usual shape) is walked once, and a
+    node whose operands are pending is revisited after them (no recursion, any depth)."""
     table: dict = {}
     nodes: list[_Node] = []
     canon: dict[int, _Node] = {}   # id(Expr) -> node
 
-    def make(kind, name, args, index, value):
-        if kind == "input":
-            key = ("in", index)
-        elif kind == "const":
-            key = ("c", np.float64(value).tobytes())
-        else:
-            key = (name,) + tuple(a.cid for a in args)
+    def intern(key, kind, name, args, index, value):
         n = table.get(key)
         if n is None:
-            n = _Node(len(nodes), kind, name, tuple(args), index, value)
-            table[key] = n
+            n = table[key] = _Node(len(nodes), kind, name, args, index, value)
             nodes.append(n)
         return n
 
     for root in outputs:
-        stack = [(root, False)]
+        stack = [root]
         while stack:
-            e, expanded = stack.pop()
-            if id(e) in canon:
+            e = stack[-1]
+            eid = id(e)
+            if eid in canon:
+                stack.pop()
                 continue
-            if e.kind != "op":
-                canon[id(e)] = make(e.kind, None, (), e.index, e.value)
-                continue
-            if expanded:
-                canon[id(e)] = _simplify(make, e.name, [canon[id(a)] for a in e.args])
-            else:
-                stack.append((e, True))
-                for a in reversed(e.args):
-                    if id(a) not in canon:
-                        stack.append((a, False))
+            kind = e.kind
+            if kind == "op":
+                pending = [a for a in e.args if id(a) not in canon]
+                if pending:
+                    pending.reverse()
+                    stack.extend(pending)
+                    continue
+                args = tuple([canon[id(a)] for a in e.args])
+                name = e.name
+                if name == "power" and args[1].kind == "const" and args[1].value in (2.0, -1.0):
+                    name, args = ("square" if args[1].value == 2.0 else "reciprocal"), args[:1]
+                n = intern((name,) + tuple([a.cid for a in args]), "op", name, args, None, None)
+            elif kind == "input":
+                n = intern(("in", e.index), kind, None, (), e.index, None)
+            else:   # the key tells -0.0 from 0.0 and gives every NaN one key
+                n = intern(("c", float(e.value).hex()), kind, None, (), None, e.value)
+            canon[eid] = n
+            stack.pop()
     return nodes, [canon[id(e)] for e in outputs]
-
-
-def _simplify(make, name, args):
-    if name == "power" and args[1].kind == "const":
-        if args[1].value == 2.0:
-            return make("op", "square", (args[0],), None, None)
-        if args[1].value == -1.0:
-            return make("op", "reciprocal", (args[0],), None, None)
-    return make("op", name, tuple(args), None, None)
 
 
 def _fuse_fma(nodes, outs):
@@ -355,6 +352,7 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
 
     code: list[tuple] = []
     listing: list[tuple] = []
+    modes: dict = {}              # op name -> (opcode, evaluation mode), looked up once per name
     for i, n in enumerate(ops):
         if n.cid in out_owner:
             # a fresh register: it may point straight into the output array, which should not
@@ -364,15 +362,20 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
         else:
             dst = free.pop() if free else fresh()
         reg[n.cid] = dst
-        spec = _op.BY_NAME[n.name]
-        mode = _mode_for(spec, strategy, vm)
-        srcs = [reg[a.cid] for a in n.args] + [-1] * (3 - len(n.args))
-        code.append((spec.code, mode, dst, *srcs))
-        listing.append((n.name, mode, dst, [reg[a.cid] for a in n.args]))
-        for a in set(n.args):
-            r = reg[a.cid]
-            if last_use.get(a.cid) == i and r not in pinned:
-                free.append(r)
+        cm = modes.get(n.name)
+        if cm is None:
+            spec = _op.BY_NAME[n.name]
+            cm = modes[n.name] = (spec.code, _mode_for(spec, strategy, vm))
+        opc, mode = cm
+        args = n.args
+        src = [reg[a.cid] for a in args]
+        code.append((opc, mode, dst, *src, *_PAD[len(src)]))
+        listing.append((n.name, mode, dst, src))
+        for j, a in enumerate(args):
+            if last_use.get(a.cid) == i and a not in args[:j]:
+                r = reg[a.cid]
+                if r not in pinned:
+                    free.append(r)
         if last_use.get(n.cid) is None and dst not in pinned:
             free.append(dst)  # dead result (cannot happen for live nodes; defensive)
 
@@ -394,6 +397,9 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
                        dict(nregs=nregs, in_reg=in_reg, out_reg=out_reg,
                             consts=dict(zip(const_reg, const_val)), listing=listing),
                        name or "fused", stream_min)
+
+
+_PAD = ((-1, -1, -1), (-1, -1), (-1,), ())   # unused source slots of a 6-field instruction
 
 
 def _mode_for(spec, strategy, vm):
