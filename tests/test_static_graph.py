@@ -385,3 +385,27 @@ def test_function_results_are_fresh_arrays():
     b = f(np.ones(3))
     np.testing.assert_allclose(a, 2.0)
     assert not np.shares_memory(a, b)
+
+
+def test_compile_leaves_the_garbage_collector_as_it_was():
+    """Compiling pauses Python's cyclic collector (speed) and always restores it, after an
+    error too; a collector the user switched off stays off."""
+    import gc
+    g = fg.Graph()
+    with g.as_default():
+        x = fg.placeholder(fg.float64, (None,))
+        y = fg.exp(x) * 2.0 + 1.0
+        sess = fg.Session(g)
+        assert gc.isenabled()
+        sess.run(y, {x: np.ones(3)})
+        assert gc.isenabled()
+        p = fg.placeholder(fg.float64, (None,))
+        with pytest.raises(fg.errors.InvalidArgumentError, match="broadcast"):
+            sess.run(y + p, {x: np.ones(3), p: np.ones(4)})    # fails while compiling
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            sess.run(y * 3.0, {x: np.ones(2)})
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
