@@ -25,7 +25,7 @@ rounds of 50 steps), ms per step: NumPy by hand 2.79, PyTorch eager 3.96, fastgr
 (1.04x torch), ``@fg.function`` 5.02 (1.80x NumPy), fastgraph static 5.15 (1.84x NumPy).
 On this machine multi-threaded BLAS stalls under load; compare with ``--threads 1``.
 
-Run: ``python benchmarks/bench_mlp.py [--quick] [--json out.json]``.
+Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
 """
 from __future__ import annotations
 
@@ -294,7 +294,21 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    return script_main(run, __doc__, '10 steps x 3 rounds', argv=argv)
+    """``--threads N`` (before the shared ``--quick``/``--json``) sets fastgraph's, BLAS's and
+    PyTorch's thread counts, as ``python -m fastgraph bench --threads N`` does."""
+    import argparse
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--threads", type=int, default=None)
+    args, rest = pre.parse_known_args(argv)
+    limiter = None
+    if args.threads:
+        from fastgraph.cli.bench import _set_threads
+        limiter = _set_threads(args.threads)  # noqa: F841 (kept alive while running)
+
+    def run_with_threads(quick: bool = False) -> dict[str, Any]:
+        return run(quick=quick, threads=args.threads)
+
+    return script_main(run_with_threads, __doc__, '10 steps x 3 rounds', argv=rest)
 
 
 if __name__ == "__main__":

@@ -369,6 +369,9 @@ def fuse(ir, ctx) -> None:
                         np.ndim(v) == 0 and np.asarray(v).dtype.kind in "biuf"):
                     e = exprs[id(q)] = Expr.const(v)
                     return e
+                if _splat(v):   # a folded broadcast of one value (a gradient seed)
+                    e = exprs[id(q)] = Expr.const(v.flat[0])
+                    return e
             j = len(inputs)
             inputs.append(q)
             if q.dtype != r.dtype:
@@ -470,6 +473,13 @@ def fuse(ir, ctx) -> None:
     _rebuild(ir, fused_ids, new_nodes)
     ctx.note("fuse", f"{len(new_nodes) and sum(1 for c, t in new_nodes if c.kind == 'call')} "
                      f"kernel(s) replacing {n_ops_total} op(s)")
+
+
+def _splat(v) -> bool:
+    """A constant array that is one real value broadcast (every stride 0): the kernel takes the
+    value as a constant (the region's shape, set by its other operands, is unchanged)."""
+    return (isinstance(v, np.ndarray) and v.size > 0 and v.dtype.kind in "biuf"
+            and all(st == 0 for st in v.strides))
 
 
 def _is_const(e, v) -> bool:
