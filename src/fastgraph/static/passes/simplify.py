@@ -3,6 +3,7 @@
 ``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x ** 1``, ``-(-x)``,
 ``log(exp(x))``, ``identity(x)``, and casts/reshapes/broadcasts/sum-backs to the same shape and dtype
 all become ``x`` -- only where the concrete shapes and dtypes prove the result unchanged.
+ReLU's gradient mask ``greater(x, 0)`` reads ``relu(x)`` when that is computed anyway.
 """
 from __future__ import annotations
 
@@ -61,9 +62,27 @@ def _rewrite(p):
     return None, None
 
 
+def _mask_from_relu(p, relu_of, pos) -> bool:
+    """``greater(x, 0)`` (ReLU's gradient mask) reads ``relu(x)`` instead of ``x`` when the plan
+    computes ``relu(x)`` before it: ``relu(x) > 0`` exactly when ``x > 0`` (NaN and -0.0
+    included), and ``x`` need not stay alive for the backward pass (it can be overwritten in
+    place by the ReLU and the mask can join the backward kernel)."""
+    if p.op.name != "greater" or len(p.inputs) != 2 or not _is_const(p.inputs[1], 0):
+        return False
+    if np.ndim(p.inputs[1].value) != 0:
+        return False
+    r = relu_of.get(id(p.inputs[0]))
+    if r is None or pos.get(id(r), len(pos)) >= pos[id(p)] or r.dtype != p.inputs[0].dtype:
+        return False
+    p.inputs[0] = r
+    return True
+
+
 def simplify(ir, ctx) -> None:
     from ..plan import resolve
     n = 0
+    pos = {id(p): i for i, p in enumerate(ir.order)}
+    relu_of = {}
     for p in ir.order:
         if p.kind != "op":
             continue
@@ -71,6 +90,13 @@ def simplify(ir, ctx) -> None:
         for k in range(len(ins)):
             if ins[k].repl is not None:
                 ins[k] = resolve(ins[k])
+        if p.op.name == "relu" and len(ins) == 1:
+            relu_of.setdefault(id(ins[0]), p)
+        elif _mask_from_relu(p, relu_of, pos):
+            n += 1
+            ctx.note("simplify", f"{p.name}: greater(x, 0) -> greater(relu(x), 0) "
+                                 f"({p.inputs[0].name})")
+            continue
         x, why = _rewrite(p)
         if x is not None:
             p.repl = x
