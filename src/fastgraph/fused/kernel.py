@@ -457,6 +457,8 @@ class FusedKernel:
         #: ``call_flat(inputs, outs, num_threads=None)``: the lean entry point for pre-validated
         #: operands (see the class docstring); a bound C method, no Python frame in between.
         self.call_flat = prog.run_contiguous if not self._has_red else self._no_flat
+        #: elementwise (no reduction): an output may be one of the inputs (in place)
+        self.elementwise = not self._has_red
 
     @property
     def nregs(self) -> int:
@@ -704,6 +706,7 @@ class FusedKernel:
 class BroadcastCall:
     """``FusedKernel.broadcast_call``'s result: ``f(*inputs, out=None, dtype=None)``."""
     __slots__ = ("k", "shape", "cols", "modes", "name", "_c")
+    elementwise = True
 
     def __init__(self, k, shape, cols, modes):
         self.k, self.shape, self.cols, self.modes, self.name = k, shape, cols, modes, k.name

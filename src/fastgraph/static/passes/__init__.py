@@ -14,6 +14,7 @@ from .fold import fold
 from .simplify import simplify
 from .merge import merge
 from .lower import lower
+from .inplace import inplace
 from .buffers import buffers
 
 PIPELINE: list = [("prune", prune), ("fold", fold), ("simplify", simplify), ("merge", merge)]
@@ -26,6 +27,7 @@ except ModuleNotFoundError as _e:  # pragma: no cover - depends on the checkout
         raise
 
 PIPELINE.append(("lower", lower))
+PIPELINE.append(("inplace", inplace))
 PIPELINE.append(("buffers", buffers))
 
 PASS_NAMES = tuple(name for name, _ in PIPELINE)

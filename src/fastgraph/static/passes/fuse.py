@@ -595,6 +595,10 @@ class _Forced:
     def __init__(self, k, dt):
         self.k, self.dt, self.name = k, dt, k.name
 
+    @property
+    def elementwise(self) -> bool:
+        return self.k.elementwise
+
     def __call__(self, *ins, out=None):
         return self.k(*ins, out=out, dtype=self.dt)
 
