@@ -92,3 +92,24 @@ def test_lowered_bias_gradient_is_a_fresh_fetch(rng):
         sess.run(gb, {a: 2 * d1})
         np.testing.assert_array_equal(first, keep)
         np.testing.assert_allclose(keep, 2 * d1.sum(axis=0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_row_sums_fold_to_the_seed(dtype, rng):
+    """``sum(put_labels(seed, ...), axis=-1)`` is the (constant) seed as a column: exact."""
+    z = rng.standard_normal((12, 5)).astype(dtype)
+    labels = rng.integers(0, 5, 12)
+
+    def build(zp, lp):
+        loss = fg.cross_entropy(zp, lp)
+        return [loss, fg.gradients(loss, [zp])[0]]
+
+    got, text = _run(build, [z, labels])
+    ref, _ = _run(build, [z, labels], disable=("simplify",))
+    assert "c as a column" in text
+    assert got[0] == ref[0]
+    np.testing.assert_array_equal(got[1], ref[1])
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    p[np.arange(12), labels] -= 1
+    np.testing.assert_allclose(got[1], p / 12, rtol=1e-5, atol=1e-7)

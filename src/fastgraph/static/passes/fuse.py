@@ -567,10 +567,14 @@ def fuse(ir, ctx) -> None:
 
 
 def _splat(v) -> bool:
-    """A constant array that is one real value broadcast (every stride 0): the kernel takes the
-    value as a constant (the region's shape, set by its other operands, is unchanged)."""
-    return (isinstance(v, np.ndarray) and v.size > 0 and v.dtype.kind in "biuf"
-            and all(st == 0 for st in v.strides))
+    """A constant array holding one real value everywhere (a broadcast, or a small array of
+    bit-identical entries, like a folded gradient seed): the kernel takes the value as a
+    constant (the region's shape, set by its other operands, is unchanged)."""
+    if not isinstance(v, np.ndarray) or v.size == 0 or v.dtype.kind not in "biuf":
+        return False
+    if all(st == 0 for st in v.strides):
+        return True
+    return v.size <= 4096 and v.tobytes() == np.full(v.shape, v.flat[0], v.dtype).tobytes()
 
 
 def _is_const(e, v) -> bool:
