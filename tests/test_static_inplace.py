@@ -120,3 +120,22 @@ def test_an_update_reading_another_updated_variable_is_not_in_place():
         assert "in place into Variable\n" in text and "into Variable_1" not in text
         np.testing.assert_array_equal(sess.run(u), np.full(3, 3.0))
         np.testing.assert_array_equal(sess.run(v), np.full(3, 4.0))
+
+
+def test_training_is_identical_fused_unfused_and_across_threads():
+    """Small kernels use NumPy's own transcendental loops, so a training run is bit-identical
+    with and without fusion, and with 1 or 2 threads."""
+    prev = fg.get_num_threads()
+    try:
+        runs = []
+        for disable, nt in [((), 1), (("fuse",), 1), ((), 2)]:
+            fg.set_num_threads(nt)
+            runs.append(_train(disable))
+    finally:
+        fg.set_num_threads(prev)
+    (l0, (w0, b0), text), *others = runs
+    assert "fused kernel" in text
+    for losses, (w, b), _ in others:
+        assert losses == l0
+        np.testing.assert_array_equal(w, w0)
+        np.testing.assert_array_equal(b, b0)

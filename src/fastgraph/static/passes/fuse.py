@@ -289,6 +289,18 @@ def _geometry(reg) -> dict:
     return {"block": min(block, DEFAULT_BLOCK), "threshold": n}
 
 
+#: regions of at most this many elements evaluate transcendentals with NumPy's own inner loops
+#: (the VM's "ufunc" strategy): on so few elements the VM's vectorised versions save nothing,
+#: and the fused plan then computes exactly what the unfused one does (softmax's exp in a
+#: cross-entropy gradient, float32 (128, 10))
+EXACT_MAX = 4096
+
+
+def _strategy(reg) -> dict:
+    n = int(np.prod(reg.shape)) if reg.shape else 1
+    return {"strategy": "ufunc"} if n <= EXACT_MAX else {}
+
+
 def fuse(ir, ctx) -> None:
     from ...fused import Expr, compile_kernel
     from ..plan import live_order
@@ -506,7 +518,7 @@ def fuse(ir, ctx) -> None:
         kname = f"fused_{k}"
         kern = compile_kernel([exprs[id(m)] for m in outs],
                               reduce=specs if any(s is not None for s in specs) else None,
-                              nin=len(inputs), name=kname, **_geometry(r))
+                              nin=len(inputs), name=kname, **_geometry(r), **_strategy(r))
         ops = [m.op.name for m in members if m.op.name not in _TRANSPARENT]
         n_ops_total += len(ops)
         dt = r.dtype
