@@ -20,12 +20,23 @@ Method: 50 training steps per round after one warm-up round, interleaved by
 ``benchmarks._timing.compare``; the median per-step time over rounds. The losses of the first
 step are checked to agree across candidates.
 
-Measured (2-core AMD EPYC KVM guest shared with other jobs; 1 thread for everyone, medians of 7
-rounds of 50 steps), ms per step: NumPy by hand 2.79, PyTorch eager 3.96, fastgraph eager 4.12
-(1.04x torch), ``@fg.function`` 5.02 (1.80x NumPy), fastgraph static 5.15 (1.84x NumPy).
-On this machine multi-threaded BLAS stalls under load; compare with ``--threads 1``.
+Measured (2-core AMD EPYC KVM guest shared with two other busy jobs, so +-10% between runs;
+``--threads 1``, medians of 7 rounds of 50 steps), ratios to NumPy by hand over three runs:
+fastgraph static 0.99-1.05 (was 1.12-1.15), ``@fg.function`` 0.99-1.09 (was 1.08-1.11); NumPy by
+hand 2.4-2.9 ms per step under that load, ~1.4 ms on a quiet core.  Default threads (2): static
+1.18, ``@fg.function`` 1.15 (multi-threaded BLAS stalls on this loaded machine).
 
-Run: ``python benchmarks/bench_mlp.py [--quick] [--json out.json]``.
+Where the time goes (static, per step, fastest of 200 on a quiet core): the 8 GEMMs ~960 us of
+~1.3 ms; the W1 update (one fused in-place kernel, 800 KB) ~85 us; ``log_softmax`` + ``pick`` +
+``mean`` + ``put_labels`` ~65 us (NumPy's row reductions over 10 classes cost ~8 us each); the two
+bias + ReLU kernels ~20 us each; the two ReLU-mask kernels ~15 us each; three bias-gradient sums
+~7 us each; the rest (~20 steps) a few us each.  The plan: folded gradient seeds, bias + ReLU in
+one C broadcast kernel, the mask recomputed in the backward kernel, transposes read as views,
+bias gradients as ``np.add.reduce(out=)``, updates fused and written into the variables.  The
+``@fg.function`` step runs the same forward/backward and then NumPy's ``p -= lr * g`` (a temporary
+and two passes per parameter); its 0.9x target needs the update inside the plan or a faster VM.
+
+Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
 """
 from __future__ import annotations
 
@@ -294,7 +305,21 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    return script_main(run, __doc__, '10 steps x 3 rounds', argv=argv)
+    """``--threads N`` (before the shared ``--quick``/``--json``) sets fastgraph's, BLAS's and
+    PyTorch's thread counts, as ``python -m fastgraph bench --threads N`` does."""
+    import argparse
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--threads", type=int, default=None)
+    args, rest = pre.parse_known_args(argv)
+    limiter = None
+    if args.threads:
+        from fastgraph.cli.bench import _set_threads
+        limiter = _set_threads(args.threads)  # noqa: F841 (kept alive while running)
+
+    def run_with_threads(quick: bool = False) -> dict[str, Any]:
+        return run(quick=quick, threads=args.threads)
+
+    return script_main(run_with_threads, __doc__, '10 steps x 3 rounds', argv=rest)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ two disagree.
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport malloc, free
-from libc.string cimport memset, memcmp
+from libc.string cimport memset, memcmp, memcpy
 from libc.stdint cimport uintptr_t
 from libc.math cimport (exp, expm1, log, log1p, sqrt, sin, cos, tan, tanh, sinh, cosh, atan,
                         erf, pow, floor, ceil, fabs)
@@ -1507,6 +1507,223 @@ cdef class Program:
                             return None         # the general path raises
                 res = seq[0] if nout == 1 else tuple(seq)
             self._exec_flat(w, n, 8 if tn == cnp.NPY_DOUBLE else 4, nt)
+            return res
+        finally:
+            self._release(w)
+
+    # ---- row/column-broadcast fast path (static plans: bias rows, per-row scalars) ----------
+    cdef int _exec_rows(self, Work* w, Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t* in_str,
+                        Py_ssize_t* out_str, int* tiled, Py_ssize_t isz,
+                        int nthreads) except -1:
+        """:meth:`_exec_flat` over a 2-D ``(rows, cols)`` iteration space whose input modes
+        (``w.imode``: IN_CONTIG / IN_SCALAR / IN_STRIDED with element strides ``in_str``,
+        ``nin x 2``) the caller set; outputs as in ``_exec_flat`` (``out_str``: ``nout x 2``
+        for OUT_SCATTER).  A row input with ``tiled[i]`` (``IN_UNUSED`` to the interpreter;
+        only when ``cols`` divides the block length, so every block starts a row) has its
+        register filled with the row repeated once per call and thread, instead of a gather per
+        block.  Same threading rule as ``_exec_flat``."""
+        cdef Ctx c
+        cdef Py_ssize_t shp[2]
+        cdef Py_ssize_t n = rows * cols, j
+        cdef int i, k, t, nt = nthreads
+        cdef char* reg
+        shp[0] = rows
+        shp[1] = cols
+        c.nd = 2
+        c.shape = shp
+        c.N = n
+        c.B = self.block
+        c.nblocks = (n + c.B - 1) // c.B
+        c.R = 0
+        c.nin = self.nin
+        c.nout = self.nout
+        c.nred = 0
+        c.nregs = self.nregs
+        c.ninstr = self.ninstr
+        c.code = self.code
+        c.in_reg = self.in_reg
+        c.out_reg = self.out_reg
+        c.in_mode = w.imode
+        c.in_base = w.in_base
+        c.in_str = in_str
+        c.out_mode = w.omode
+        c.out_red = w.ored
+        c.out_redidx = w.oridx
+        c.out_base = w.out_base
+        c.out_str = out_str
+        c.head_val = NULL
+        c.tail_val = NULL
+        c.head_row = NULL
+        c.tail_row = NULL
+        if self.stream_min >= 0 and n >= self.stream_min:
+            for k in range(self.nout):
+                if w.omode[k] == OUT_CONTIG:
+                    w.omode[k] = OUT_STREAM
+        if nt < 1 or n < self.threshold:
+            nt = 1
+        if nt > c.nblocks:
+            nt = <int>c.nblocks
+        c.regstride = (self.nregs + 7) & ~7
+        _work_prepare(w, nt, self.nregs, c.regstride, c.B, isz, self.nconst, self.const_reg,
+                      self.const_val)
+        c.scratch = w.scratch
+        c.regp = w.regp
+        for i in range(self.nin):
+            if tiled[i]:
+                for t in range(nt):
+                    reg = w.scratch + (<Py_ssize_t>t * self.nregs + self.in_reg[i]) * c.B * isz
+                    for j in range(0, c.B, cols):
+                        memcpy(reg + j * isz, w.in_base[i], cols * isz)
+        if n >= 4096:
+            with nogil:
+                if isz == 8:
+                    _run_all(&c, <double*>c.scratch, nt)
+                else:
+                    _run_all(&c, <float*>c.scratch, nt)
+        elif isz == 8:
+            _run_all(&c, <double*>c.scratch, nt)
+        else:
+            _run_all(&c, <float*>c.scratch, nt)
+        return 0
+
+    def bcast_call(self, tuple inputs, out, tuple shape, Py_ssize_t cols, bytes modes,
+                   num_threads=None):
+        """The C fast path for kernels with broadcast inputs whose broadcasting a compiled plan
+        knows statically.  The iteration space is ``shape`` (the outputs' shape) seen as
+        ``(rows, cols)`` in C order; ``modes[i]`` says how input ``i`` covers it: ``b"F"`` all
+        ``rows * cols`` elements, ``b"S"`` one element (a scalar), ``b"R"`` ``cols`` elements
+        repeated on every row (a bias row), ``b"C"`` ``rows`` elements, each repeated along its
+        row (a per-row scalar, e.g. ``keepdims`` reductions).  Every input an aligned,
+        native-order, C-contiguous exact ``numpy.ndarray`` of one float dtype and exactly that
+        many elements; ``out`` as in :meth:`fast_call` (an output may *be* an ``F`` input, in
+        place).  Returns the output(s), or ``None`` when the operands need the general path."""
+        cdef Py_ssize_t nin = self.nin, nout = self.nout, i, k, n = 1, rows, nbytes, need, sz
+        cdef int nd, tn = -1, nt
+        cdef cnp.npy_intp dims[32]
+        cdef Py_ssize_t in_str[2 * 32]
+        cdef Py_ssize_t out_str[2 * 32]
+        cdef int imode[32]
+        cdef int tiled[32]
+        cdef int m
+        cdef cnp.ndarray a
+        cdef Work tmp
+        cdef Work* w
+        cdef char* base
+        cdef object x, res, seq
+        cdef list lst
+        nd = len(shape)
+        if (nin == 0 or nin > 32 or nout > 32 or len(inputs) != nin or len(modes) != nin
+                or nd < 1 or nd > 32 or cols < 1):
+            return None
+        for i in range(nd):
+            dims[i] = shape[i]
+            n *= dims[i]
+        if n <= 0 or n % cols != 0:
+            return None
+        rows = n // cols
+        for i in range(nin):
+            x = inputs[i]
+            if not cnp.PyArray_CheckExact(x):
+                return None
+            a = <cnp.ndarray>x
+            if tn < 0:
+                tn = cnp.PyArray_TYPE(a)
+                if tn != cnp.NPY_DOUBLE and tn != cnp.NPY_FLOAT:
+                    return None
+            if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
+                    or not cnp.PyArray_ISCARRAY_RO(a)):
+                return None
+            m = modes[i]
+            tiled[i] = 0
+            if m == 70:       # 'F'
+                need = n
+                imode[i] = IN_CONTIG
+                in_str[2 * i] = cols
+                in_str[2 * i + 1] = 1
+            elif m == 83:     # 'S'
+                need = 1
+                imode[i] = IN_SCALAR
+                in_str[2 * i] = 0
+                in_str[2 * i + 1] = 0
+            elif m == 82:     # 'R'
+                need = cols
+                imode[i] = IN_STRIDED
+                in_str[2 * i] = 0
+                in_str[2 * i + 1] = 1
+                if self.block % cols == 0:
+                    imode[i] = IN_UNUSED
+                    tiled[i] = 1
+            elif m == 67:     # 'C'
+                need = rows
+                imode[i] = IN_STRIDED
+                in_str[2 * i] = 1
+                in_str[2 * i + 1] = 0
+            else:
+                return None
+            if self.in_reg[i] < 0:
+                imode[i] = IN_UNUSED
+                tiled[i] = 0
+            if cnp.PyArray_SIZE(a) != need:
+                return None
+        nt = self._nthreads(num_threads)
+        nbytes = n * (8 if tn == cnp.NPY_DOUBLE else 4)
+        w = self._acquire(&tmp)
+        try:
+            _work_tables(w, <int>nin, <int>nout)
+            for i in range(nin):
+                w.in_base[i] = <char*>cnp.PyArray_DATA(<cnp.ndarray>inputs[i])
+                w.imode[i] = imode[i]
+            for k in range(nout):
+                out_str[2 * k] = cols
+                out_str[2 * k + 1] = 1
+            if out is None:
+                if nout == 1:
+                    res = cnp.PyArray_EMPTY(nd, dims, tn, 0)
+                    w.out_base[0] = <char*>cnp.PyArray_DATA(<cnp.ndarray>res)
+                    w.omode[0] = OUT_CONTIG
+                else:
+                    lst = []
+                    for k in range(nout):
+                        a = <cnp.ndarray>cnp.PyArray_EMPTY(nd, dims, tn, 0)
+                        lst.append(a)
+                        w.out_base[k] = <char*>cnp.PyArray_DATA(a)
+                        w.omode[k] = OUT_CONTIG
+                    res = tuple(lst)
+            else:
+                if cnp.PyArray_CheckExact(out):
+                    if nout != 1:
+                        return None
+                    seq = (out,)
+                elif type(out) is tuple or type(out) is list:
+                    seq = out
+                    if len(seq) != nout:
+                        return None
+                else:
+                    return None
+                for k in range(nout):
+                    x = seq[k]
+                    if not cnp.PyArray_CheckExact(x):
+                        return None
+                    a = <cnp.ndarray>x
+                    if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
+                            or not cnp.PyArray_ISCARRAY(a) or cnp.PyArray_SIZE(a) != n):
+                        return None
+                    base = <char*>cnp.PyArray_DATA(a)
+                    w.out_base[k] = base
+                    w.omode[k] = OUT_CONTIG
+                    for i in range(nin):
+                        sz = cnp.PyArray_NBYTES(<cnp.ndarray>inputs[i])
+                        if base < w.in_base[i] + sz and w.in_base[i] < base + nbytes:
+                            if (base != w.in_base[i] or in_str[2 * i] != cols
+                                    or in_str[2 * i + 1] != 1):   # only an 'F' input
+                                return None     # a partial or broadcast overlap: general path
+                            w.omode[k] = OUT_SCATTER
+                    for i in range(k):
+                        if _overlap(base, w.out_base[i], nbytes):
+                            return None         # the general path raises
+                res = seq[0] if nout == 1 else tuple(seq)
+            self._exec_rows(w, rows, cols, in_str, out_str, tiled,
+                            8 if tn == cnp.NPY_DOUBLE else 4, nt)
             return res
         finally:
             self._release(w)

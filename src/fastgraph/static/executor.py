@@ -67,9 +67,13 @@ def _out_converter(p):
     return _generic_out_copy if may_alias else _generic_out
 
 
-def _commit_converter(p):
+def _commit_converter(p, fetched=()):
+    """How to store ``p``'s value in the variable store: a copy whenever the array may be held
+    elsewhere (a feed, a constant, a buffer, a result handed to the caller), so the store's
+    arrays are private -- the ``inplace`` pass overwrites them."""
     if p.kind in _VIEW_KINDS or p.kind == "assign" or (
-            p.kind in ("op", "call", "proj") and not is_fresh_step(p)) or p.buf >= 0:
+            p.kind in ("op", "call", "proj") and not is_fresh_step(p)) or p.buf >= 0 or (
+            id(p) in fetched):
         return _copy
     return None
 
@@ -173,6 +177,8 @@ class Plan:
                 if p.buf >= 0:
                     ns[f"b{p.buf}"] = self.buffers[p.buf]
                     args.append(f"out=b{p.buf}")
+                elif p.inplace is not None:
+                    args.append(f"out={names[id(p.inplace)]}")
                 lines.append(f"    {nm} = {fn}({', '.join(args)})")
             elif kind == "proj":
                 lines.append(f"    {nm} = {names[id(p.inputs[0])]}[{p.index}]")
@@ -182,8 +188,9 @@ class Plan:
                 lines.append(f"    {nm} = None")
             else:
                 raise AssertionError(kind)
+        fetched = self._fetched()
         for idx, p in self.commits.items():
-            conv = _commit_converter(p.inputs[0])
+            conv = _commit_converter(p.inputs[0], fetched)
             src = names[id(p)]
             if conv is not None:
                 ns[f"cc{idx}"] = conv
@@ -225,12 +232,16 @@ class Plan:
                     kw["out"] = self.buffers[p.buf]
                 f = p.fn if kind == "call" else (ufunc_of(p) if p.buf >= 0 else p.op.forward)
                 ins = tuple(slot[id(q)] for q in p.inputs)
+                if p.inplace is not None:   # out= the variable's array, read at run time
+                    f = _out_last(f)
+                    ins = ins + (slot[id(p.inplace)],)
                 steps.append((f, ins, s, kw, len(ins)))
             elif kind == "proj":
                 steps.append((_proj(p.index), (slot[id(p.inputs[0])],), s, {}, 1))
             elif kind == "assign":
                 steps.append((_ident, (slot[id(p.inputs[0])],), s, {}, 1))
-        commits = [(idx, slot[id(p)], _commit_converter(p.inputs[0]))
+        fetched = self._fetched()
+        commits = [(idx, slot[id(p)], _commit_converter(p.inputs[0], fetched))
                    for idx, p in self.commits.items()]
         outs = []
         for o in self.outputs:
@@ -262,6 +273,9 @@ class Plan:
 
         return run
 
+    def _fetched(self) -> set:
+        return {id(o) for o in self.outputs if o is not None}
+
     # ---- explain ---------------------------------------------------------------------------
     def explain(self) -> str:
         lines = []
@@ -283,7 +297,8 @@ class Plan:
                 desc = f"assign {p.node.value.name} <- {p.inputs[0].name}"
             else:
                 desc = f"{p.kind}({ins})" if ins else p.kind
-            buf = f" -> buffer {p.buf}" if p.buf >= 0 else ""
+            buf = f" -> buffer {p.buf}" if p.buf >= 0 else (
+                f" -> in place into {p.inplace.name}" if p.inplace is not None else "")
             lines.append(f"  {p.name} = {desc}  shape={shape} dtype={p.dtype}{buf}")
         if self.buffers:
             lines.append("[buffers]")
@@ -334,6 +349,13 @@ def _short(v):
 
 def _ident(v):
     return v
+
+
+def _out_last(f):
+    """``f`` taking its ``out=`` array as the last positional argument (the loop executor)."""
+    def g(*args, **kw):
+        return f(*args[:-1], out=args[-1], **kw)
+    return g
 
 
 def _proj(k):

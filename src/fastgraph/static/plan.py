@@ -28,7 +28,7 @@ __all__ = ["PNode", "IR", "Context", "lower", "compile_ir"]
 class PNode:
     __slots__ = ("kind", "node", "op", "inputs", "attrs", "shape", "dtype", "weak", "value",
                  "name", "repl", "fn", "n_outputs", "index", "var_index", "buf", "slot",
-                 "fresh", "last", "note")
+                 "fresh", "last", "note", "inplace")
 
     def __init__(self, kind, node=None, op=None, inputs=(), attrs=None, shape=None, dtype=None,
                  weak=False, value=None, name=""):
@@ -52,6 +52,7 @@ class PNode:
         self.fresh = False
         self.last = -1
         self.note = ""
+        self.inplace = None     # a ``var`` step whose array this step overwrites (``out=``)
 
     def __repr__(self):
         return f"<PNode {self.kind} {self.name}>"

@@ -2,7 +2,7 @@
 module and can be switched off by name (``fg.Session(disable=("fold",))``).
 
 A ``fuse`` pass (module ``fuse.py`` here, defining ``fuse(ir, ctx)``) is picked up automatically
-and runs between ``merge`` and ``buffers``: it replaces groups of elementwise ``op`` steps by
+and runs between ``merge`` and ``lower``: it replaces groups of elementwise ``op`` steps by
 ``call`` steps (see :mod:`fastgraph.static.plan`).
 """
 from __future__ import annotations
@@ -13,6 +13,8 @@ from .prune import prune
 from .fold import fold
 from .simplify import simplify
 from .merge import merge
+from .lower import lower
+from .inplace import inplace
 from .buffers import buffers
 
 PIPELINE: list = [("prune", prune), ("fold", fold), ("simplify", simplify), ("merge", merge)]
@@ -24,6 +26,8 @@ except ModuleNotFoundError as _e:  # pragma: no cover - depends on the checkout
     if _e.name != __name__ + ".fuse":
         raise
 
+PIPELINE.append(("lower", lower))
+PIPELINE.append(("inplace", inplace))
 PIPELINE.append(("buffers", buffers))
 
 PASS_NAMES = tuple(name for name, _ in PIPELINE)

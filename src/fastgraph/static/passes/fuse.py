@@ -35,9 +35,11 @@ ALWAYS = False
 # NumPy step costs STEP + n * ELEM_NUMPY per op; a fused kernel CALL + n * ELEM_VM per op
 STEP_US = 0.8
 CALL_US = 1.5  # the VM's C fast path (was ~9 us before it existed)
-# a kernel with a broadcast input (a bias row) takes the VM's general path: measured ~50 us more
-# (float32 (128, 256) + (256,): 64 us fused vs 25 us for two NumPy ufuncs; at 1M elements the
-# kernel wins again)
+# a kernel with a broadcast input takes the VM's general path, ~50 us more (float32 (128, 256) +
+# (256,): 64 us fused vs 25 us for two NumPy ufuncs) -- unless every input is the full shape, a
+# scalar, a row repeated on every row (a bias) or one value per row (see _bcast_modes): those
+# take the VM's C broadcast path at CALL_US (bias + relu, float32 (128, 256): 11 us fused vs
+# 26 us for NumPy's add and maximum)
 BROADCAST_CALL_US = 50.0
 # per element and op, per byte of the dtype (float32 (128, 256), 1 thread: two NumPy ufuncs 25 us,
 # the same two ops fused 9.5 us)
@@ -165,6 +167,77 @@ def _trailing(axes, nd) -> bool:
     return tuple(axes) == tuple(range(nd - len(axes), nd))
 
 
+def _sinks(order, outputs, vm) -> set:
+    """Ids of comparisons computed where they are used: a comparison read by exactly one
+    elementwise op of its shape (ReLU's gradient mask ``greater(relu(x), 0)`` read by the
+    backward ``multiply``) joins that op's region rather than the region of its inputs.  Computed
+    in the forward kernel it would leave it as a 0/1 output plus a cast to bool (two extra
+    passes); recomputed in the backward kernel it costs one compare on data read anyway."""
+    users: dict = {}
+    for p in order:
+        for q in p.inputs:
+            users.setdefault(id(q), []).append(p)
+    out_ids = {id(o) for o in outputs if o is not None}
+    sinks = set()
+    for p in order:
+        if p.kind != "op" or p.op.name not in _CMP or id(p) in out_ids:
+            continue
+        us = users.get(id(p), ())
+        if len(us) != 1 or _compute_dtype(p, vm) is None:
+            continue
+        u = us[0]
+        if (u.kind == "op" and u.op.name not in _TRANSPARENT and u.op.name not in _CMP
+                and _compute_dtype(u, vm) == _compute_dtype(p, vm)
+                and tuple(u.shape) == tuple(p.shape)):
+            sinks.add(id(p))
+    return sinks
+
+
+def _kernel_shape(q):
+    """The shape ``q`` has as a kernel operand (a scalar constant is a kernel constant: ``()``)."""
+    return np.shape(q.value) if q.kind == "const" else q.shape
+
+
+def _bcast_modes(shapes, shape):
+    """``(cols, modes)`` for the VM's C broadcast path (``FusedKernel.broadcast_call``) when
+    every operand shape is the full ``shape`` (``F``), one element (``S``), its trailing dims
+    repeated on every row (``R``) or its leading dims with one value per row (``C``), all rows of
+    one length ``cols``; ``None`` otherwise (or for an unknown shape)."""
+    nd = len(shape)
+    n = int(np.prod(shape)) if nd else 1
+    cols = None
+    modes = []
+    for s in shapes:
+        if s is None or None in s or len(s) > nd:
+            return None
+        s = tuple(s)
+        size = int(np.prod(s)) if s else 1
+        if size == n:
+            modes.append("F")
+            continue
+        if size == 1:
+            modes.append("S")
+            continue
+        pad = (1,) * (nd - len(s)) + s
+        c = None
+        k = 0
+        while k < nd and pad[k] == 1:
+            k += 1
+        if pad[k:] == tuple(shape[k:]):
+            c, m = int(np.prod(shape[k:])), "R"
+        else:
+            k = nd
+            while k > 0 and pad[k - 1] == 1:
+                k -= 1
+            if pad[:k] == tuple(shape[:k]):
+                c, m = int(np.prod(shape[k:])), "C"
+        if c is None or (cols is not None and c != cols):
+            return None
+        cols = c
+        modes.append(m)
+    return (cols if cols is not None else (shape[-1] if nd else 1)), "".join(modes)
+
+
 def _worth(reg) -> bool:
     if reg.nops == 0:
         return False
@@ -183,8 +256,9 @@ def _worth(reg) -> bool:
         if op in _CHEAP or op not in ("exp", "expm1", "tanh", "sigmoid", "softplus"):
             return False
     members = {id(m) for m in reg.members}
-    broadcast = any(id(q) not in members and q.shape is not None and tuple(q.shape) != shape
-                    for m in reg.members for q in map(resolve, m.inputs))
+    outside = [q for m in reg.members for q in map(resolve, m.inputs) if id(q) not in members]
+    broadcast = any(q.shape is not None and tuple(q.shape) != shape for q in outside) and (
+        _bcast_modes([_kernel_shape(q) for q in outside], shape) is None)
     size = np.dtype(reg.dtype).itemsize if reg.dtype is not None else 8
     saved = k * STEP_US + n * k * size * ELEM_NUMPY_US
     cost = (BROADCAST_CALL_US if broadcast else CALL_US) + n * k * size * ELEM_VM_US
@@ -222,6 +296,18 @@ def _geometry(reg) -> dict:
     return {"block": min(block, DEFAULT_BLOCK), "threshold": n}
 
 
+#: regions of at most this many elements evaluate transcendentals with NumPy's own inner loops
+#: (the VM's "ufunc" strategy): on so few elements the VM's vectorised versions save nothing,
+#: and the fused plan then computes exactly what the unfused one does (softmax's exp in a
+#: cross-entropy gradient, float32 (128, 10))
+EXACT_MAX = 4096
+
+
+def _strategy(reg) -> dict:
+    n = int(np.prod(reg.shape)) if reg.shape else 1
+    return {"strategy": "ufunc"} if n <= EXACT_MAX else {}
+
+
 def fuse(ir, ctx) -> None:
     from ...fused import Expr, compile_kernel
     from ..plan import live_order
@@ -233,6 +319,7 @@ def fuse(ir, ctx) -> None:
     dep = [-1] * len(order)
     regions: list = []
     next_id = 0
+    sinks = _sinks(order, ir.outputs, vm)
 
     for i, p in enumerate(order):
         ins = p.inputs
@@ -241,8 +328,14 @@ def fuse(ir, ctx) -> None:
             j = pos.get(id(q))
             if j is not None and dep[j] > d:
                 d = dep[j]
+        if id(p) in sinks:      # joins its consumer's region (below), or stays a plain op
+            dep[i] = d
+            continue
         dt = _compute_dtype(p, vm) if p.kind == "op" else None
         joined = None
+        sunk = [q for q in ins if id(q) in sinks and _compute_dtype(q, vm) == dt]
+        if sunk:                # read through: the consumer takes the comparison's inputs
+            ins = [x for q in ins for x in (q.inputs if q in sunk else (q,))]
         if dt is not None:
             name = p.op.name
             shape = tuple(p.shape)
@@ -306,6 +399,10 @@ def fuse(ir, ctx) -> None:
                     joined.ext = ext
                     regions.append(joined)
             if joined is not None:
+                for q in sunk:
+                    joined.members.append(q)
+                    joined.nops += 1
+                    region_of[id(q)] = joined
                 joined.members.append(p)
                 if name not in _TRANSPARENT:
                     joined.nops += 1
@@ -376,6 +473,9 @@ def fuse(ir, ctx) -> None:
                         np.ndim(v) == 0 and np.asarray(v).dtype.kind in "biuf"):
                     e = exprs[id(q)] = Expr.const(v)
                     return e
+                if _splat(v):   # a folded broadcast of one value (a gradient seed)
+                    e = exprs[id(q)] = Expr.const(v.flat[0])
+                    return e
             j = len(inputs)
             inputs.append(q)
             if q.dtype != r.dtype:
@@ -425,7 +525,7 @@ def fuse(ir, ctx) -> None:
         kname = f"fused_{k}"
         kern = compile_kernel([exprs[id(m)] for m in outs],
                               reduce=specs if any(s is not None for s in specs) else None,
-                              nin=len(inputs), name=kname, **_geometry(r))
+                              nin=len(inputs), name=kname, **_geometry(r), **_strategy(r))
         ops = [m.op.name for m in members if m.op.name not in _TRANSPARENT]
         n_ops_total += len(ops)
         dt = r.dtype
@@ -434,8 +534,14 @@ def fuse(ir, ctx) -> None:
         call.fresh = True
         call.n_outputs = len(outs)
         call.note = f"{len(ops)} op(s): {' '.join(ops)}"
+        bc = _bcast_modes([q.shape if not q.weak else np.shape(q.value) for q in inputs],
+                          r.shape) if len(r.shape) and not kern._has_red else None
+        fk = kern
+        if bc is not None and set(bc[1]) != {"F"}:
+            fk = kern.broadcast_call(r.shape, bc[0], bc[1])
+            call.note += f", broadcast {bc[1]} over rows of {bc[0]}"
         if len(outs) == 1:
-            call.fn = kern if not force else _Forced(kern, dt)
+            call.fn = fk if not force else _Forced(fk, dt)
             targets = [call]
         else:
             projs = []
@@ -445,7 +551,7 @@ def fuse(ir, ctx) -> None:
                 pj.index = j
                 pj.fresh = True
                 projs.append(pj)
-            call.fn = _Multi(kern, projs, dt, force)
+            call.fn = _Multi(fk, projs, dt, force)
             call.shape = None
             call.dtype = None
             targets = projs
@@ -479,6 +585,17 @@ def fuse(ir, ctx) -> None:
                      f"kernel(s) replacing {n_ops_total} op(s)")
 
 
+def _splat(v) -> bool:
+    """A constant array holding one real value everywhere (a broadcast, or a small array of
+    bit-identical entries, like a folded gradient seed): the kernel takes the value as a
+    constant (the region's shape, set by its other operands, is unchanged)."""
+    if not isinstance(v, np.ndarray) or v.size == 0 or v.dtype.kind not in "biuf":
+        return False
+    if all(st == 0 for st in v.strides):
+        return True
+    return v.size <= 4096 and v.tobytes() == np.full(v.shape, v.flat[0], v.dtype).tobytes()
+
+
 def _is_const(e, v) -> bool:
     return e.kind == "const" and e.value == v
 
@@ -500,6 +617,10 @@ class _Forced:
 
     def __init__(self, k, dt):
         self.k, self.dt, self.name = k, dt, k.name
+
+    @property
+    def elementwise(self) -> bool:
+        return self.k.elementwise
 
     def __call__(self, *ins, out=None):
         return self.k(*ins, out=out, dtype=self.dt)

@@ -3,6 +3,8 @@
 ``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x ** 1``, ``-(-x)``,
 ``log(exp(x))``, ``identity(x)``, and casts/reshapes/broadcasts/sum-backs to the same shape and dtype
 all become ``x`` -- only where the concrete shapes and dtypes prove the result unchanged.
+ReLU's gradient mask ``greater(x, 0)`` reads ``relu(x)`` when that is computed anyway; the row
+sums of a one-hot ``put_labels`` of a nonzero constant are that constant.
 """
 from __future__ import annotations
 
@@ -61,9 +63,49 @@ def _rewrite(p):
     return None, None
 
 
+def _mask_from_relu(p, relu_of, pos) -> bool:
+    """``greater(x, 0)`` (ReLU's gradient mask) reads ``relu(x)`` instead of ``x`` when the plan
+    computes ``relu(x)`` before it: ``relu(x) > 0`` exactly when ``x > 0`` (NaN and -0.0
+    included), and ``x`` need not stay alive for the backward pass (it can be overwritten in
+    place by the ReLU and the mask can join the backward kernel)."""
+    if p.op.name != "greater" or len(p.inputs) != 2 or not _is_const(p.inputs[1], 0):
+        return False
+    if np.ndim(p.inputs[1].value) != 0:
+        return False
+    r = relu_of.get(id(p.inputs[0]))
+    if r is None or pos.get(id(r), len(pos)) >= pos[id(p)] or r.dtype != p.inputs[0].dtype:
+        return False
+    p.inputs[0] = r
+    return True
+
+
+def _one_hot_row_sum(p):
+    """``sum(put_labels(c, x, labels), axis=-1, keepdims=True)`` with a constant ``c`` without
+    zeros is ``c`` as a column: each row of ``put_labels`` holds ``c[i]`` once and zeros
+    elsewhere, and adding zeros to a nonzero value is exact (cross-entropy's gradient through
+    ``log_softmax``).  Returns the constant column's value, or ``None``."""
+    if p.op.name != "sum" or len(p.inputs) != 1 or not known(p.shape) or len(p.shape) != 2:
+        return None
+    a = p.attrs or {}
+    if not a.get("keepdims") or a.get("axis") not in (-1, 1, (-1,), (1,)) or set(a) - {
+            "axis", "keepdims"}:
+        return None
+    g = p.inputs[0]
+    if g.kind != "op" or g.op.name != "put_labels" or g.inputs[0].kind != "const":
+        return None
+    c = np.asarray(g.inputs[0].value)
+    if c.ndim != 1 or c.shape[0] != p.shape[0] or c.dtype != p.dtype or not np.all(c != 0):
+        return None
+    v = np.array(c.reshape(-1, 1))
+    v.flags.writeable = False
+    return v
+
+
 def simplify(ir, ctx) -> None:
     from ..plan import resolve
     n = 0
+    pos = {id(p): i for i, p in enumerate(ir.order)}
+    relu_of = {}
     for p in ir.order:
         if p.kind != "op":
             continue
@@ -71,6 +113,24 @@ def simplify(ir, ctx) -> None:
         for k in range(len(ins)):
             if ins[k].repl is not None:
                 ins[k] = resolve(ins[k])
+        if p.op.name == "relu" and len(ins) == 1:
+            relu_of.setdefault(id(ins[0]), p)
+        elif _mask_from_relu(p, relu_of, pos):
+            n += 1
+            ctx.note("simplify", f"{p.name}: greater(x, 0) -> greater(relu(x), 0) "
+                                 f"({p.inputs[0].name})")
+            continue
+        col = _one_hot_row_sum(p)
+        if col is not None:
+            p.kind = "const"
+            p.value = col
+            p.shape = col.shape
+            p.inputs = []
+            p.attrs = None
+            p.note = "folded"
+            n += 1
+            ctx.note("simplify", f"{p.name}: sum(put_labels(c, ...), axis=-1) -> c as a column")
+            continue
         x, why = _rewrite(p)
         if x is not None:
             p.repl = x

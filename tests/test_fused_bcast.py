@@ -1,0 +1,112 @@
+"""The VM's C broadcast path (``FusedKernel.broadcast_call``) and its use by the ``fuse`` pass:
+bias rows, per-row values and scalars against a full operand, in place, with fallbacks; bias +
+ReLU fused in the forward pass and ReLU's mask recomputed in the backward kernel."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fastgraph as fg
+from fastgraph.fused import Expr, compile_kernel
+
+SHAPES = [((128, 256), 256), ((7, 10), 10), ((3, 5, 7), 7), ((3, 5, 7), 35), ((1000, 33), 33),
+          ((4, 1024), 1024), ((2, 2048), 2048), ((5,), 5)]
+
+
+def _kernel():
+    x, b = Expr.input(0), Expr.input(1)
+    return compile_kernel([Expr.op("relu", Expr.op("add", x, b))])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,cols", SHAPES)
+def test_modes_match_numpy(shape, cols, dtype, rng):
+    k = _kernel()
+    a = rng.standard_normal(shape).astype(dtype)
+    rows = a.size // cols
+    row = rng.standard_normal(cols).astype(dtype)
+    col = rng.standard_normal(rows).astype(dtype)
+    full_row = np.broadcast_to(row, (rows, cols)).reshape(shape)
+    full_col = np.broadcast_to(col[:, None], (rows, cols)).reshape(shape)
+    for modes, other, ref_other in [("FR", row, full_row), ("FC", col, full_col),
+                                    ("FS", np.array(0.25, dtype), 0.25), ("FF", a[::-1].copy(),
+                                                                            a[::-1])]:
+        f = k.broadcast_call(shape, cols, modes)
+        ref = np.maximum(a + ref_other, 0)
+        np.testing.assert_array_equal(f(a, other), ref)
+        out = np.empty_like(a)
+        assert f(a, other, out=out) is out
+        np.testing.assert_array_equal(out, ref)
+        inplace = a.copy()
+        f(inplace, other, out=inplace)
+        np.testing.assert_array_equal(inplace, ref)
+        # the broadcast operand may come first too
+        g = k.broadcast_call(shape, cols, modes[::-1])
+        np.testing.assert_array_equal(g(other, a), ref)
+
+
+def test_falls_back_on_other_operands(rng):
+    k = _kernel()
+    f = k.broadcast_call((6, 4), 4, "FR")
+    a = rng.standard_normal((6, 4)).astype(np.float32)
+    row64 = rng.standard_normal(4)
+    np.testing.assert_array_equal(f(a, row64), np.maximum(a + row64, 0))   # mixed dtypes
+    strided = rng.standard_normal((6, 8))[:, ::2]
+    np.testing.assert_array_equal(f(strided, row64), np.maximum(strided + row64, 0))
+    row = rng.standard_normal(4).astype(np.float32)
+    out = np.empty((6, 4), np.float32)
+    # an output overlapping a broadcast input: the general path copies first
+    buf = np.zeros(24, np.float32)
+    b = buf[:4]
+    b[:] = row
+    o = buf.reshape(6, 4)
+    f(a, b, out=o)
+    np.testing.assert_array_equal(o, np.maximum(a + row, 0))
+    with pytest.raises(ValueError):
+        k.broadcast_call((6, 4), 4, "FX")
+    f(a, row, out=out)
+    np.testing.assert_array_equal(out, np.maximum(a + row, 0))
+
+
+@pytest.mark.parametrize("nt", [1, 2])
+def test_thread_count_does_not_change_results(nt, rng):
+    k = _kernel()
+    a = rng.standard_normal((512, 300))
+    row = rng.standard_normal(300)
+    f = k.broadcast_call(a.shape, 300, "FR")
+    prev = fg.get_num_threads()
+    try:
+        fg.set_num_threads(nt)
+        np.testing.assert_array_equal(f(a, row), np.maximum(a + row, 0))
+    finally:
+        fg.set_num_threads(prev)
+
+
+def _mlp_plan(dtype, rng, disable=()):
+    x = rng.standard_normal((64, 20)).astype(dtype)
+    w1 = rng.standard_normal((20, 32)).astype(dtype)
+    b1 = rng.standard_normal(32).astype(dtype)
+    w2 = rng.standard_normal((32, 5)).astype(dtype)
+    g = fg.Graph()
+    with g.as_default():
+        xp = fg.placeholder(dtype, x.shape)
+        vs = [fg.constant(v) for v in (w1, b1, w2)]
+        h = fg.relu(fg.matmul(xp, vs[0]) + vs[1])
+        loss = fg.sum(fg.tanh(fg.matmul(h, vs[2])))
+        fetches = [loss] + list(fg.gradients(loss, [xp] + vs))
+        sess = fg.Session(g, disable=disable)
+        return sess.run(fetches, {xp: x}), sess.explain(fetches, {xp: x})
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bias_relu_and_mask_fuse(dtype):
+    got, text = _mlp_plan(dtype, np.random.default_rng(1))
+    ref, _ = _mlp_plan(dtype, np.random.default_rng(1), disable=("fuse",))
+    steps = text.split("[plan]")[1]
+    assert "add relu, broadcast FR over rows of 32" in steps
+    assert "greater multiply" in steps           # the mask is recomputed where it is used
+    assert "astype(" not in steps                # no 0/1 output cast back to bool
+    assert "greater(relu" in text.split("[simplify]")[1]
+    tol = dict(rtol=1e-12, atol=1e-13) if dtype == np.float64 else dict(rtol=5e-6, atol=5e-6)
+    for a, b in zip(got, ref):     # the VM's tanh may differ from NumPy's in the last bit
+        np.testing.assert_allclose(a, b, **tol)
