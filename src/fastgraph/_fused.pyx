@@ -1190,6 +1190,13 @@ cdef inline int _check_reg(int r, int nregs, str what, int i, str part="") excep
     return 0
 
 
+cdef inline bint _one_pass(int k, int mode) noexcept:
+    """Whether the VM's loop for op ``k`` reads each operand element before writing that
+    element of the result and never rereads it (so the result may alias an operand).  The
+    non-vec sigmoid and softplus run several passes over their output."""
+    return not (k == K_SOFTPLUS or (k == K_SIGMOID and mode != MODE_VEC))
+
+
 cdef class Program:
     """A register program ready for the VM (built by :mod:`fastgraph.fused.kernel`).
 
@@ -1208,6 +1215,10 @@ cdef class Program:
     cdef int nconst
     cdef int* const_reg
     cdef double* const_val
+    # direct[k * nin + i]: output k may be written straight into input i's memory when the two
+    # are the same array (in place) -- no instruction reads input i after output k's writer
+    # starts, and that writer is a one-pass loop.  Otherwise in place computes in scratch.
+    cdef unsigned char* direct
     # call configuration (FusedKernel.__init__ sets it through configure())
     cdef readonly Py_ssize_t block
     cdef readonly Py_ssize_t threshold
@@ -1302,6 +1313,28 @@ cdef class Program:
             if state[r] == 0:
                 raise ValueError(f"output {i} register {r} is never written")
             self.out_reg[i] = r
+        self._plan_direct(cv)
+
+    cdef int _plan_direct(self, int[:, ::1] cv) except -1:
+        cdef int i, j, k, r, wpos
+        self.direct = <unsigned char*>malloc(self.nout * self.nin + 1)
+        if self.direct == NULL:
+            raise MemoryError()
+        last_read = np.full(max(self.nregs, 1), -1, dtype=np.intc)
+        writer = np.full(max(self.nregs, 1), -1, dtype=np.intc)
+        cdef int[::1] lr = last_read, wr = writer
+        for i in range(self.ninstr):
+            for j in range(_arity[self.code[6 * i]]):
+                lr[cv[i, 3 + j]] = i
+            wr[cv[i, 2]] = i
+        for k in range(self.nout):
+            wpos = wr[self.out_reg[k]]
+            for i in range(self.nin):
+                r = self.in_reg[i]
+                self.direct[k * self.nin + i] = wpos >= 0 and (
+                    r < 0 or lr[r] < wpos
+                    or (lr[r] == wpos and _one_pass(self.code[6 * wpos], self.code[6 * wpos + 1])))
+        return 0
 
     def __dealloc__(self):
         _work_free(&self.work)
@@ -1310,6 +1343,7 @@ cdef class Program:
         free(self.out_reg)
         free(self.const_reg)
         free(self.const_val)
+        free(self.direct)
 
     def configure(self, Py_ssize_t block, Py_ssize_t threshold, Py_ssize_t stream_min=-1,
                   nt_fn=None, int max_threads=64):
@@ -1501,7 +1535,8 @@ cdef class Program:
                         if _overlap(base, w.in_base[i], nbytes):
                             if base != w.in_base[i]:
                                 return None     # partial overlap: the general path copies
-                            w.omode[k] = OUT_SCATTER
+                            if not self.direct[k * nin + i]:
+                                w.omode[k] = OUT_SCATTER
                     for i in range(k):
                         if _overlap(base, w.out_base[i], nbytes):
                             return None         # the general path raises
@@ -1717,7 +1752,8 @@ cdef class Program:
                             if (base != w.in_base[i] or in_str[2 * i] != cols
                                     or in_str[2 * i + 1] != 1):   # only an 'F' input
                                 return None     # a partial or broadcast overlap: general path
-                            w.omode[k] = OUT_SCATTER
+                            if not self.direct[k * nin + i]:
+                                w.omode[k] = OUT_SCATTER
                     for i in range(k):
                         if _overlap(base, w.out_base[i], nbytes):
                             return None         # the general path raises
@@ -1795,7 +1831,8 @@ cdef class Program:
                         if base != w.in_base[i]:
                             raise ValueError(f"run_contiguous: output {k} partially overlaps "
                                              f"input {i}")
-                        w.omode[k] = OUT_SCATTER      # in place: compute in scratch, write back
+                        if not self.direct[k * nin + i]:  # else in scratch, then written back
+                            w.omode[k] = OUT_SCATTER
                 for i in range(k):
                     if _overlap(base, w.out_base[i], nbytes):
                         raise ValueError(f"run_contiguous: outputs {i} and {k} overlap")
