@@ -200,9 +200,14 @@ def as_node(value, graph: Graph | None = None, dtype=None):
     return implicit_constant(g, value)
 
 
+_TENSOR_TYPE = []     # [fg.Tensor], looked up on first use (eager imports static lazily too)
+
+
 def _reject_tensor(a):
-    from ..eager.tensor import Tensor
-    if isinstance(a, Tensor):
+    if not _TENSOR_TYPE:
+        from ..eager.tensor import Tensor
+        _TENSOR_TYPE.append(Tensor)
+    if isinstance(a, _TENSOR_TYPE[0]):
         raise TypeError("cannot mix an eager fg.Tensor with symbolic graph Nodes in one "
                         "operation; use fg.constant(t.data) or a placeholder")
 

@@ -88,6 +88,8 @@ class IR:
 
     def replace_all(self) -> None:
         """Apply ``repl`` links to every input and output; drop replaced nodes."""
+        if not any(p.repl is not None for p in self.order):
+            return                      # nothing replaced (a pass that only annotates)
         keep = []
         for p in self.order:
             if p.repl is not None:

@@ -17,6 +17,8 @@ def _is_const(q, c) -> bool:
     if q.kind != "const":
         return False
     v = q.value
+    if type(v) is float or type(v) is int:     # the common case: a Python scalar constant
+        return v == c
     try:
         if np.size(v) > 64:
             return False
