@@ -333,7 +333,7 @@ def fuse(ir, ctx) -> None:
             continue
         dt = _compute_dtype(p, vm) if p.kind == "op" else None
         joined = None
-        sunk = [q for q in ins if id(q) in sinks and _compute_dtype(q, vm) == dt]
+        sunk = [q for q in ins if id(q) in sinks and _compute_dtype(q, vm) == dt] if sinks else ()
         if sunk:                # read through: the consumer takes the comparison's inputs
             ins = [x for q in ins for x in (q.inputs if q in sunk else (q,))]
         if dt is not None:
