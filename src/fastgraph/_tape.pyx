@@ -15,6 +15,8 @@ its inputs and parents, never back to the output; TapeNode opts out of the cycli
 cimport cython
 cimport numpy as cnp
 from cpython.object cimport PyObject, PyTypeObject
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from libc.math cimport isinf
 
 import numpy as np
 
@@ -24,9 +26,58 @@ cnp.import_array()
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
 
+cdef extern from "<fenv.h>" nogil:
+    int fetestexcept(int excepts)
+    int feclearexcept(int excepts)
+    int FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID
+
+# A NumPy inner loop: ``loop(args, dimensions, steps, data)`` (``PyUFuncGenericFunction``).
+ctypedef void (*loop_t)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+
+# The VJP building blocks as inner loops of the same signature.  Each is the NumPy expression in
+# its comment, operation by operation (same roundings: contraction into FMA is off), so results
+# are bit-identical to the NumPy fallback.
+cdef extern from *:
+    """
+    #if defined(__GNUC__) && !defined(__clang__)
+    #  pragma GCC push_options
+    #  pragma GCC optimize("fp-contract=off")
+    #endif
+    #if defined(__clang__)
+    #  pragma STDC FP_CONTRACT OFF
+    #endif
+    #define FG_LOOP2(NAME, T, EXPR) \
+    static void NAME(char **args, npy_intp *dims, npy_intp *steps, void *data) { \
+        char *pa = args[0], *pb = args[1], *po = args[2]; \
+        npy_intp n = dims[0], sa = steps[0], sb = steps[1], so = steps[2], i; \
+        if (sa == sizeof(T) && sb == sizeof(T) && so == sizeof(T)) { \
+            const T *A = (const T *)pa, *B = (const T *)pb; T *O = (T *)po; \
+            for (i = 0; i < n; i++) { T a = A[i], b = B[i]; O[i] = (EXPR); } \
+        } else { \
+            for (i = 0; i < n; i++, pa += sa, pb += sb, po += so) { \
+                T a = *(const T *)pa, b = *(const T *)pb; *(T *)po = (EXPR); } \
+        } \
+    }
+    /* tanh_grad(t=a, g=b) = g * (1 - t * t) */
+    FG_LOOP2(fg_tanh_grad_d, double, b * (1.0 - a * a))
+    FG_LOOP2(fg_tanh_grad_f, float, b * (1.0f - a * a))
+    /* sigmoid_grad(s=a, g=b) = g * s * (1 - s) */
+    FG_LOOP2(fg_sigmoid_grad_d, double, (b * a) * (1.0 - a))
+    FG_LOOP2(fg_sigmoid_grad_f, float, (b * a) * (1.0f - a))
+    #if defined(__GNUC__) && !defined(__clang__)
+    #  pragma GCC pop_options
+    #endif
+    """
+    void fg_tanh_grad_d(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+    void fg_tanh_grad_f(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+    void fg_sigmoid_grad_d(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+    void fg_sigmoid_grad_f(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+
 cdef object _ndarray = np.ndarray
 cdef object _generic = np.generic
 cdef object _asarray = np.asarray
+cdef object _f64 = np.float64
+cdef object _f32 = np.float32
 
 
 @cython.final
@@ -48,6 +99,12 @@ cdef class OpDef:
     cdef public bint variadic
     cdef public object operator
     cdef public object scalar_math
+    # compiled VJPs for plain-array backward passes: see set_eager_vjps
+    cdef public tuple eager_vjps
+    # the op's elementwise kernel on float64 [0] / float32 [1] data: see set_kernel
+    cdef int _knin
+    cdef loop_t _loop[2]
+    cdef void* _loopdata[2]
 
     def __init__(self, name, forward, vjps, shape, elementwise, opcode, differentiable,
                  variadic, operator=None, scalar_math=None):
@@ -64,6 +121,84 @@ cdef class OpDef:
 
     def __repr__(self):
         return f"OpDef({self.name!r})"
+
+    def set_kernel(self, source):
+        """Give the op a compiled elementwise kernel, used on small float arrays (see ``_ew``).
+
+        ``source`` is a NumPy ufunc whose ``forward`` this op is (its own ``dd->d``/``ff->f``
+        inner loops are called, so results are NumPy's bit for bit), or the name of one of the
+        building-block loops above (``"tanh_grad"``, ``"sigmoid_grad"``).  Returns whether the op
+        now has one."""
+        cdef loop_t ld = NULL, lf = NULL
+        cdef void* dd = NULL
+        cdef void* df = NULL
+        cdef int nin
+        if isinstance(source, str):
+            if source == "tanh_grad":
+                ld, lf, nin = fg_tanh_grad_d, fg_tanh_grad_f, 2
+            elif source == "sigmoid_grad":
+                ld, lf, nin = fg_sigmoid_grad_d, fg_sigmoid_grad_f, 2
+            else:
+                raise ValueError(f"no built-in kernel named {source!r}")
+        else:
+            nin = source.nin
+            if source.nout != 1 or nin not in (1, 2) or source.signature is not None:
+                return False
+            if not _find_loop(source, nin + 1, cnp.NPY_DOUBLE, &ld, &dd):
+                return False
+            if not _find_loop(source, nin + 1, cnp.NPY_FLOAT, &lf, &df):
+                return False
+        self._knin = nin
+        self._loop[0], self._loop[1] = ld, lf
+        self._loopdata[0], self._loopdata[1] = dd, df
+        return True
+
+    @property
+    def has_kernel(self):
+        return self._knin != 0
+
+    def set_eager_vjps(self, recipes):
+        """Compiled VJPs for plain-array backward passes (``create_graph=False``).
+
+        One entry per input: ``None`` (call the VJP rule), ``"g"`` (the gradient passes
+        through unchanged) or ``(kernel_op, slot, ...)``: ``kernel_op``'s kernel applied to the
+        named values, each slot one of ``"g"``, ``"ans"``, ``0``, ``1``, ... (the inputs).  It
+        must compute what the rule computes; where the kernel does not apply (broadcasting,
+        other dtypes, scalars) the rule runs instead."""
+        out = []
+        for r in recipes:
+            if r is None:
+                out.append(None)
+            elif r == "g":
+                out.append((None, 0))
+            else:
+                k, *slots = r
+                if not (<OpDef?>k)._knin or len(slots) != (<OpDef>k)._knin:
+                    raise ValueError(f"{self.name}: eager VJP {r!r} needs {k.name}'s kernel "
+                                     f"with {len(slots)} inputs")
+                out.append((k,) + tuple(0 if v == "g" else 1 if v == "ans" else 2 + int(v)
+                                        for v in slots))
+        self.eager_vjps = tuple(out)
+
+
+cdef int _find_loop(object ufunc_obj, int nargs, char tc, loop_t* fn, void** data) except -1:
+    """Find the inner loop of ``ufunc_obj`` whose types are all ``tc`` (e.g. ``dd->d``)."""
+    cdef cnp.ufunc uf = <cnp.ufunc?>ufunc_obj
+    cdef int i, j
+    cdef bint ok
+    if uf.nargs != nargs or uf.functions == NULL or uf.types == NULL:
+        return 0
+    for i in range(uf.ntypes):
+        ok = True
+        for j in range(nargs):
+            if uf.types[i * nargs + j] != tc:
+                ok = False
+                break
+        if ok and uf.functions[i] != NULL:
+            fn[0] = <loop_t><void*>uf.functions[i]
+            data[0] = uf.data[i] if uf.data != NULL else NULL
+            return 1
+    return 0
 
 
 @cython.no_gc
@@ -200,6 +335,139 @@ cdef inline object _scalar_if_0d(object v):
     return v
 
 
+# ---- compiled elementwise kernels on small arrays ---------------------------------------------
+# A ufunc call on a 64-element array costs ~1 us, nearly all of it NumPy's dispatch (type
+# resolution, wrapping, error-state lookup); the loop itself is a few dozen ns.  For the common
+# case -- same-shape, C-contiguous, native float64/float32 arrays, or one such array and a scalar
+# -- the tape calls the op's inner loop directly.  Anything else, and any floating-point
+# exception (so that NumPy's warnings and np.errstate behave as before), goes to NumPy.
+cdef enum:
+    # from this size on NumPy's dispatch is noise (and elementwise.py's building blocks switch to
+    # the fused VM): NumPy does the work
+    EW_MAX_SIZE = 1 << 15
+cdef int _FP_FLAGS = FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID
+cdef int _KERNEL_FLAGS = cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_ALIGNED
+
+
+cdef inline int _float_slot(object v):
+    """0 / 1 for a float64 / float32 ndarray the kernels can read directly, else -1."""
+    if type(v) is not _ndarray:
+        return -1
+    cdef cnp.ndarray a = <cnp.ndarray>v
+    if (cnp.PyArray_FLAGS(a) & _KERNEL_FLAGS) != _KERNEL_FLAGS or cnp.PyArray_NDIM(a) == 0:
+        return -1
+    if not cnp.PyArray_ISNOTSWAPPED(a):
+        return -1
+    cdef int t = cnp.PyArray_TYPE(a)
+    return 0 if t == cnp.NPY_DOUBLE else (1 if t == cnp.NPY_FLOAT else -1)
+
+
+cdef inline bint _same_dims(cnp.ndarray a, cnp.ndarray b):
+    cdef int nd = cnp.PyArray_NDIM(a), k
+    if nd != cnp.PyArray_NDIM(b):
+        return False
+    cdef cnp.npy_intp* da = cnp.PyArray_DIMS(a)
+    cdef cnp.npy_intp* db = cnp.PyArray_DIMS(b)
+    for k in range(nd):
+        if da[k] != db[k]:
+            return False
+    return True
+
+
+cdef inline bint _scalar_operand(object v, int slot, double* d, float* f):
+    """A scalar NumPy would combine with a ``slot`` array without changing its dtype (a Python
+    float or small int -- NEP 50's weak scalars -- or a NumPy scalar of that very dtype), stored
+    at ``d`` / ``f``.  False for anything else."""
+    cdef object tv = type(v)
+    cdef double x
+    cdef long long iv
+    cdef int overflow
+    if tv is float:
+        x = <double>v
+        if slot == 1:
+            f[0] = <float>x
+            # a Python float beyond float32's range: NumPy's cast warns; let it
+            return not (isinf(f[0]) and not isinf(x))
+        d[0] = x
+        return True
+    if tv is int:
+        iv = PyLong_AsLongLongAndOverflow(v, &overflow)
+        if overflow or not -(1 << 24) <= iv <= (1 << 24):  # exact in float32 (and float64)
+            return False
+        d[0] = <double>iv
+        f[0] = <float>d[0]
+        return True
+    if slot == 0 and tv is _f64:
+        d[0] = <double>v
+        return True
+    if slot == 1 and tv is _f32:
+        f[0] = <float>v
+        return True
+    return False
+
+
+cdef object _ew(OpDef op, object x, object y):
+    """``op``'s kernel on ``x`` (and ``y`` for a binary op), or None where NumPy must do it."""
+    cdef int sx = _float_slot(x), sy, slot
+    cdef cnp.ndarray arr, out
+    cdef char* args[3]
+    cdef cnp.npy_intp steps[3]
+    cdef cnp.npy_intp n
+    cdef double sd
+    cdef float sf
+    if op._knin == 1:
+        if sx < 0:
+            return None
+        arr = <cnp.ndarray>x
+        slot = sx
+        args[0] = cnp.PyArray_BYTES(arr)
+        steps[0] = steps[1] = 4 << (1 - slot)
+    else:
+        sy = _float_slot(y)
+        if sx >= 0 and sy >= 0:
+            if sx != sy or not _same_dims(<cnp.ndarray>x, <cnp.ndarray>y):
+                return None
+            slot = sx
+            arr = <cnp.ndarray>x
+            args[0] = cnp.PyArray_BYTES(arr)
+            args[1] = cnp.PyArray_BYTES(<cnp.ndarray>y)
+            steps[0] = steps[1] = steps[2] = 4 << (1 - slot)
+        elif sx >= 0:
+            slot = sx
+            if not _scalar_operand(y, slot, &sd, &sf):
+                return None
+            arr = <cnp.ndarray>x
+            args[0] = cnp.PyArray_BYTES(arr)
+            args[1] = <char*>&sd if slot == 0 else <char*>&sf
+            steps[0] = steps[2] = 4 << (1 - slot)
+            steps[1] = 0
+        elif sy >= 0:
+            slot = sy
+            if not _scalar_operand(x, slot, &sd, &sf):
+                return None
+            arr = <cnp.ndarray>y
+            args[0] = <char*>&sd if slot == 0 else <char*>&sf
+            args[1] = cnp.PyArray_BYTES(arr)
+            steps[0] = 0
+            steps[1] = steps[2] = 4 << (1 - slot)
+        else:
+            return None
+    n = cnp.PyArray_SIZE(arr)
+    if n >= EW_MAX_SIZE:
+        return None
+    out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(arr), cnp.PyArray_DIMS(arr),
+                            cnp.NPY_DOUBLE if slot == 0 else cnp.NPY_FLOAT, 0)
+    args[op._knin] = cnp.PyArray_BYTES(out)
+    if fetestexcept(_FP_FLAGS):
+        feclearexcept(_FP_FLAGS)
+    op._loop[slot](args, &n, steps, op._loopdata[slot])
+    if fetestexcept(_FP_FLAGS):
+        # overflow, 0/0, ...: NumPy recomputes it and warns or raises as np.errstate says
+        feclearexcept(_FP_FLAGS)
+        return None
+    return out
+
+
 # ---- forward ----------------------------------------------------------------------------------
 cpdef object apply(OpDef op, tuple args, object attrs):
     """Run ``op`` on ``args``: NumPy for plain values, the tape for Tensors, else their engine."""
@@ -216,16 +484,24 @@ cpdef object apply(OpDef op, tuple args, object attrs):
         return record(op, args, attrs)
     if attrs:
         return op.forward(*args, **attrs)
+    cdef Py_ssize_t n = len(args)
+    if op._knin == n:  # plain arrays too: the VJP rules' building blocks come through here
+        a = _ew(op, args[0], args[1] if n == 2 else None)
+        if a is not None:
+            return a
     return op.forward(*args)
 
 
-cdef object _f64 = np.float64
 
 
 cdef inline object _forward(OpDef op, list values, Py_ssize_t n, object attrs):
     cdef object v0, v1
     if attrs:
         return op.forward(*values, **attrs)
+    if op._knin == n:
+        v0 = _ew(op, values[0], values[1] if n == 2 else None)
+        if v0 is not None:
+            return v0
     if n == 2 and op.operator is not None:
         return op.operator(values[0], values[1])
     if n == 1 and op.scalar_math is not None:
@@ -333,10 +609,34 @@ cdef object _fit_to_input(object gi, object x):
     return gi
 
 
+cdef inline object _slot_value(Py_ssize_t slot, object g, object ans, tuple args):
+    return g if slot == 0 else (ans if slot == 1 else args[slot - 2])
+
+
+cdef inline object _eager_vjp(tuple recipe, object g, object ans, tuple args):
+    """The compiled VJP ``recipe`` (see ``OpDef.set_eager_vjps``), or None where it does not
+    apply."""
+    cdef object k = recipe[0]
+    if k is None:
+        return g
+    if len(recipe) == 2:
+        return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args), None)
+    return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args),
+               _slot_value(recipe[2], g, ans, args))
+
+
 cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, tuple args,
                             bint create_graph):
-    cdef object rule = node.op.vjps[i]  # (vjps may be a lazy table for variadic ops)
+    cdef OpDef op = node.op
+    cdef object rule, gi
     cdef object x = args[i]
+    if not create_graph and op.eager_vjps is not None:
+        recipe = op.eager_vjps[i]
+        if recipe is not None:
+            gi = _eager_vjp(<tuple>recipe, g, ans, args)
+            if gi is not None:
+                return _fit_to_input(gi, x)
+    rule = op.vjps[i]  # (vjps may be a lazy table for variadic ops)
     if rule is _ZERO:
         gi = np.zeros(np.shape(x), dtype=np.result_type(g))
         return _new_tensor(gi, None) if create_graph else gi

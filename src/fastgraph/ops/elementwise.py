@@ -156,10 +156,24 @@ def _sigmoid_grad_forward(s, g):
 # tanh_grad(t, g) = g * (1 - t^2), where t = tanh(x); sigmoid_grad(s, g) = g * s * (1 - s)
 tanh_grad = _binary("tanh_grad", _tanh_grad_forward,
                     lambda G, ans, t, g: -2 * G * g * t,
-                    lambda G, ans, t, g: F.tanh_grad(t, G))
+                    lambda G, ans, t, g: F.tanh_grad(t, G), kernel="tanh_grad")
 sigmoid_grad = _binary("sigmoid_grad", _sigmoid_grad_forward,
                        lambda G, ans, s, g: G * g * (1 - 2 * s),
-                       lambda G, ans, s, g: F.sigmoid_grad(s, G))
+                       lambda G, ans, s, g: F.sigmoid_grad(s, G), kernel="sigmoid_grad")
+
+# ---- compiled VJPs for the plain-array backward pass ------------------------------------------
+# ``create_graph=False`` backward passes on small float arrays run these instead of the rules
+# above: the same arithmetic as one compiled kernel, without a Python frame or NumPy's dispatch
+# (see ``OpDef.set_eager_vjps``; tests check each against its rule).  "g" passes the gradient on.
+add.op.set_eager_vjps(["g", "g"])
+subtract.op.set_eager_vjps(["g", (negative.op, "g")])
+multiply.op.set_eager_vjps([(multiply.op, "g", 1), (multiply.op, "g", 0)])
+divide.op.set_eager_vjps([(divide.op, "g", 1), None])
+negative.op.set_eager_vjps([(negative.op, "g")])
+exp.op.set_eager_vjps([(multiply.op, "g", "ans")])
+log.op.set_eager_vjps([(divide.op, "g", 0)])
+tanh.op.set_eager_vjps([(tanh_grad.op, "ans", "g")])
+sigmoid.op.set_eager_vjps([(sigmoid_grad.op, "ans", "g")])
 
 # ---- piecewise constant: zero gradient ------------------------------------------------------
 sign = _unary("sign", np.sign, ZERO)
