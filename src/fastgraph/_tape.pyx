@@ -647,6 +647,12 @@ cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, t
     return _fit_to_input(gi, x)
 
 
+cdef inline object _sum_grads(object a, object b):
+    """``a + b`` for two gradients reaching one node (the add kernel when it applies)."""
+    cdef object r = _ew(<OpDef>_ADD, a, b)
+    return a + b if r is None else r
+
+
 cdef unsigned long long _walk_counter = 0
 
 
@@ -820,14 +826,14 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 if type(parent) is TapeNode:
                     pn = <TapeNode>parent
                     prev = pn._g
-                    pn._g = gi if prev is None else prev + gi
+                    pn._g = gi if prev is None else _sum_grads(prev, gi)
                     pn._deps -= 1
                     if pn._deps == 0:
                         ready.append(pn)
                 else:
                     leaf = <TensorBase>parent
                     prev = leaf._g
-                    leaf._g = gi if prev is None else prev + gi
+                    leaf._g = gi if prev is None else _sum_grads(prev, gi)
                     leaf._deps -= 1
                     if leaf._deps == 0:
                         ready.append(leaf)
