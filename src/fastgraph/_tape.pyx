@@ -16,6 +16,8 @@ cimport cython
 cimport numpy as cnp
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.math cimport isinf
 
 import numpy as np
@@ -283,9 +285,33 @@ cdef class TensorBase:
         return apply(_NEG, (self,), None)
 
 
+# ---- grad mode: per thread, as in PyTorch ------------------------------------------------------
+# A C thread-local rather than a threading.local attribute: the recorder reads it on every
+# operation (~600 instructions for the attribute, ~1 for this).  Every thread starts enabled.
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #  define FG_THREAD_LOCAL __declspec(thread)
+    #else
+    #  define FG_THREAD_LOCAL __thread
+    #endif
+    static FG_THREAD_LOCAL int fg_grad_enabled = 1;
+    """
+    int fg_grad_enabled
+
+
+def is_grad_enabled():
+    """Whether this thread records eager operations (``fastgraph.eager.grad_mode`` owns the API)."""
+    return bool(fg_grad_enabled)
+
+
+def set_grad_enabled(bint mode):
+    global fg_grad_enabled
+    fg_grad_enabled = mode
+
+
 # ---- configuration set once by the Python layer -----------------------------------------------
 cdef object _Tensor = None          # the Python Tensor class
-cdef object _grad_state = None      # grad_mode's thread-local state (reads .enabled)
 cdef dict _other_kinds = {}         # type -> applier, for non-eager kinds (graph Nodes)
 cdef object _ZERO = None
 cdef object _sum_to_like = None
@@ -294,14 +320,13 @@ cdef object _op_error = None
 cdef object _ADD = None, _SUB = None, _MUL = None, _DIV = None, _NEG = None
 
 
-def configure(tensor_cls, grad_mode_module, zero, sum_to_like, astype, op_error, registry):
+def configure(tensor_cls, zero, sum_to_like, astype, op_error, registry):
     """Wire the Python layer in (called once when ``fastgraph.eager.tensor`` is imported)."""
-    global _Tensor, _grad_state, _ZERO, _sum_to_like, _astype, _op_error
+    global _Tensor, _ZERO, _sum_to_like, _astype, _op_error
     global _ADD, _SUB, _MUL, _DIV, _NEG
     _ADD, _SUB, _MUL, _DIV, _NEG = (registry[name] for name in
                                     ("add", "subtract", "multiply", "divide", "negative"))
     _Tensor = tensor_cls
-    _grad_state = grad_mode_module._state
     _ZERO = zero
     _sum_to_like = sum_to_like
     _astype = astype
@@ -541,7 +566,7 @@ cpdef object record(OpDef op, tuple args, object attrs):
     if type(out) is not _ndarray and not isinstance(out, _generic):
         out = _asarray(out)
     cdef TapeNode node
-    if needs_grad and op.differentiable and _grad_state.enabled:
+    if needs_grad and op.differentiable and fg_grad_enabled:
         node = TapeNode.__new__(TapeNode)
         node._versions = _version_sum(args)
         node.op = op
@@ -653,6 +678,28 @@ cdef inline object _sum_grads(object a, object b):
     return a + b if r is None else r
 
 
+cdef inline Py_ssize_t _push(list stack, Py_ssize_t n, object item) except -1:
+    if n < len(stack):
+        stack[n] = item
+    else:
+        stack.append(item)
+    return n + 1
+
+
+cdef tuple _plain_values(tuple inputs):
+    """The inputs with Tensors replaced by their values (0-d ones as NumPy scalars)."""
+    cdef Py_ssize_t n = len(inputs), i
+    cdef tuple out = PyTuple_New(n)
+    cdef object v
+    for i in range(n):
+        v = inputs[i]
+        if isinstance(v, TensorBase):
+            v = _scalar_if_0d((<TensorBase>v)._data)
+        Py_INCREF(v)  # PyTuple_SET_ITEM steals a reference
+        PyTuple_SET_ITEM(out, i, v)
+    return out
+
+
 cdef unsigned long long _walk_counter = 0
 
 
@@ -707,7 +754,10 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     _walk_counter += 1
     cdef unsigned long long stamp = _walk_counter
     cdef list stack = []
+    # nodes whose gradient is complete, as a stack: ready[:n_ready] (a list popped to empty and
+    # refilled would be reallocated on every node)
     cdef list ready = []
+    cdef Py_ssize_t n_ready = 0
     cdef list visited = []
     cdef bint finished = False
     cdef object node, parent, g, gi, ans, prev
@@ -778,16 +828,18 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
             tn = <TapeNode>node
             if tn._deps == 0:
                 tn._deps = -1  # queued once, even if listed twice
-                ready.append(tn)
+                n_ready = _push(ready, n_ready, tn)
         else:
             leaf = <TensorBase>node
             if leaf._deps == 0:
                 leaf._deps = -1
-                ready.append(leaf)
+                n_ready = _push(ready, n_ready, leaf)
 
     try:
-        while ready:
-            node = ready.pop()
+        while n_ready:
+            n_ready -= 1
+            node = ready[n_ready]
+            ready[n_ready] = None
             if type(node) is not TapeNode:
                 leaf = <TensorBase>node
                 g = leaf._g
@@ -813,8 +865,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 args = inputs
                 ans = _new_tensor(tn.ans, tn)
             else:
-                args = tuple([_scalar_if_0d((<TensorBase>a)._data) if isinstance(a, TensorBase)
-                              else a for a in inputs])
+                args = _plain_values(inputs)
                 ans = tn.ans
             parents = tn.parents
             n_parents = len(parents)
@@ -829,14 +880,14 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                     pn._g = gi if prev is None else _sum_grads(prev, gi)
                     pn._deps -= 1
                     if pn._deps == 0:
-                        ready.append(pn)
+                        n_ready = _push(ready, n_ready, pn)
                 else:
                     leaf = <TensorBase>parent
                     prev = leaf._g
                     leaf._g = gi if prev is None else _sum_grads(prev, gi)
                     leaf._deps -= 1
                     if leaf._deps == 0:
-                        ready.append(leaf)
+                        n_ready = _push(ready, n_ready, leaf)
             if not retain_graph:
                 tn.inputs = None
                 tn.ans = None

@@ -27,7 +27,7 @@ def _unary(name, forward, vjp, **kw):
     op = defop(name, forward, vjp, shape=_broadcast_rule(name), elementwise=True, **kw)
 
     def fn(x):
-        return apply(op, (x,), {})
+        return apply(op, (x,), None)  # no attributes: None saves a dict per call
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (NumPy semantics), differentiable.\n\n" \
@@ -40,7 +40,7 @@ def _binary(name, forward, vjp_x, vjp_y, **kw):
     op = defop(name, forward, vjp_x, vjp_y, shape=_broadcast_rule(name), elementwise=True, **kw)
 
     def fn(x, y):
-        return apply(op, (x, y), {})
+        return apply(op, (x, y), None)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` with NumPy broadcasting, differentiable.\n\n" \
