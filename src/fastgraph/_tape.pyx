@@ -519,8 +519,8 @@ cpdef object apply(OpDef op, tuple args, object attrs):
 
 
 
-cdef inline object _forward(OpDef op, list values, Py_ssize_t n, object attrs):
-    cdef object v0, v1
+cdef inline object _forward(OpDef op, tuple values, Py_ssize_t n, object attrs):
+    cdef object v0
     if attrs:
         return op.forward(*values, **attrs)
     if op._knin == n:
@@ -539,45 +539,58 @@ cdef inline object _forward(OpDef op, list values, Py_ssize_t n, object attrs):
     return op.forward(*values)
 
 
+cdef inline object _parent_of(object a, object vjps, Py_ssize_t i):
+    """The tape parent of input ``i``, ``a`` (its TapeNode, or itself as a leaf), or None when
+    no gradient flows to it."""
+    if not isinstance(a, TensorBase) or not (<TensorBase>a)._requires_grad or vjps[i] is None:
+        return None
+    cdef object fn = (<TensorBase>a).grad_fn
+    return a if fn is None else fn
+
+
+cdef tuple _parents_of(tuple args, object vjps):
+    """Per input, its tape parent or None; None when no input needs a gradient."""
+    cdef Py_ssize_t n = len(args), i
+    cdef tuple out = None
+    cdef object p
+    for i in range(n):
+        if _parent_of(args[i], vjps, i) is not None:
+            break
+    else:
+        return None
+    out = PyTuple_New(n)
+    for i in range(n):
+        p = _parent_of(args[i], vjps, i)
+        Py_INCREF(p)  # PyTuple_SET_ITEM steals a reference
+        PyTuple_SET_ITEM(out, i, p)
+    return out
+
+
 cpdef object record(OpDef op, tuple args, object attrs):
     """The eager applier: compute ``op`` and, if a gradient is needed, record one TapeNode."""
-    cdef Py_ssize_t n = len(args), i
-    cdef list values = [None] * n
-    cdef list parents = None
-    cdef bint needs_grad = False
-    cdef object a, vjps = op.vjps, out, grad_fn
-    cdef TensorBase t
-    for i in range(n):
-        a = args[i]
-        if isinstance(a, TensorBase):
-            t = <TensorBase>a
-            values[i] = _scalar_if_0d(t._data)
-            if t._requires_grad and vjps[i] is not None:
-                if parents is None:
-                    parents = [None] * n
-                parents[i] = t.grad_fn if t.grad_fn is not None else t
-                needs_grad = True
-        else:
-            values[i] = a
+    cdef tuple values = _plain_values(args)
+    cdef object out
     try:
-        out = _forward(op, values, n, attrs)
+        out = _forward(op, values, len(values), attrs)
     except Exception as e:
         raise _op_error(op, values, attrs, e) from e
     if type(out) is not _ndarray and not isinstance(out, _generic):
         out = _asarray(out)
-    cdef TapeNode node
-    if needs_grad and op.differentiable and fg_grad_enabled:
-        node = TapeNode.__new__(TapeNode)
-        node._versions = _version_sum(args)
-        node.op = op
-        node.inputs = args
-        node.attrs = attrs
-        node.ans = out
-        node.parents = tuple(parents)
-        PyObject_GC_UnTrack(<void*>node.inputs)   # held only by the node, which is untracked
-        PyObject_GC_UnTrack(<void*>node.parents)
-        return _new_tensor(out, node)
-    return _new_tensor(out, None)
+    if not (op.differentiable and fg_grad_enabled):
+        return _new_tensor(out, None)
+    cdef tuple parents = _parents_of(args, op.vjps)
+    if parents is None:
+        return _new_tensor(out, None)
+    cdef TapeNode node = TapeNode.__new__(TapeNode)
+    node._versions = _version_sum(args)
+    node.op = op
+    node.inputs = args
+    node.attrs = attrs
+    node.ans = out
+    node.parents = parents
+    PyObject_GC_UnTrack(<void*>args)      # held only by the node, which is untracked
+    PyObject_GC_UnTrack(<void*>parents)
+    return _new_tensor(out, node)
 
 
 # ---- backward ---------------------------------------------------------------------------------
