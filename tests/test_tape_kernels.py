@@ -115,20 +115,34 @@ def test_flags_left_set_before_an_op_are_not_blamed_on_it():
 
 # ---- compiled VJPs against the rules they replace ---------------------------------------------
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(64,), ()])  # () runs on NumPy scalars
 @pytest.mark.parametrize("name", VJP_OPS)
-def test_eager_vjps_match_the_rules_bit_for_bit(name, dtype, rng):
+def test_eager_vjps_match_the_rules_bit_for_bit(name, shape, dtype, rng):
     op = F.REGISTRY[name]
     n = len(op.vjps)
-    xs = [_data(rng, name, (64,), dtype) for _ in range(n)]
-    g = rng.standard_normal(64).astype(dtype)
+    xs = [_data(rng, name, shape, dtype) for _ in range(n)]
+    g = np.asarray(rng.standard_normal(shape), dtype=dtype)
     ts = [fg.tensor(x, requires_grad=True) for x in xs]
     out = _fn(name)(*ts)
     got = fg.autograd.grad(out, ts, grad_outputs=fg.tensor(g))
-    ans = op.forward(*xs)
+    vals = [x[()] for x in xs]  # the tape computes 0-d values as NumPy scalars
+    ans = op.forward(*vals)
     for i in range(n):
-        want = np.asarray(op.vjps[i](g, ans, *xs), dtype=dtype)
+        want = op.vjps[i](g[()], ans, *vals)
         assert got[i].dtype == dtype
-        np.testing.assert_array_equal(got[i].data, want)
+        np.testing.assert_array_equal(got[i].data, np.asarray(want, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scalar_values_keep_numpy_types(dtype):
+    x, y = dtype(1.5), dtype(0.25)
+    for name in ("add", "multiply", "divide", "tanh_grad"):
+        got, want = _fn(name)(x, y), F.REGISTRY[name].forward(x, y)
+        assert type(got) is type(want) and got == want
+    got = fg.tanh(x)
+    assert type(got) is type(np.tanh(x)) and got == np.tanh(x)
+    assert type(fg.multiply(x, 2.0)) is dtype
+    assert type(fg.multiply(np.float32(1.5), np.float64(2.0))) is np.float64
 
 
 def test_eager_vjps_keep_create_graph_differentiable():

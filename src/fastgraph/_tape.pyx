@@ -28,6 +28,9 @@ cnp.import_array()
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
 
+cdef extern from "numpy/arrayobject.h":
+    object PyArray_Scalar(void* data, cnp.dtype descr, PyObject* base)
+
 cdef extern from "<fenv.h>" nogil:
     int fetestexcept(int excepts)
     int feclearexcept(int excepts)
@@ -80,6 +83,8 @@ cdef object _generic = np.generic
 cdef object _asarray = np.asarray
 cdef object _f64 = np.float64
 cdef object _f32 = np.float32
+cdef cnp.dtype _descr_f64 = np.dtype(np.float64)
+cdef cnp.dtype _descr_f32 = np.dtype(np.float32)
 
 
 @cython.final
@@ -431,6 +436,45 @@ cdef inline bint _scalar_operand(object v, int slot, double* d, float* f):
     return False
 
 
+cdef inline int _numpy_float_scalar(object v):
+    """0 / 1 for a NumPy float64 / float32 scalar (0-d Tensors hold these), else -1."""
+    cdef object tv = type(v)
+    return 0 if tv is _f64 else (1 if tv is _f32 else -1)
+
+
+cdef object _ew_scalars(OpDef op, object x, object y):
+    """``op``'s kernel on NumPy float scalars (one of them may be a weak Python scalar): the
+    arithmetic of the compiled VJPs on 0-d values.  None where NumPy must do it."""
+    cdef int slot = _numpy_float_scalar(x)
+    cdef double d[3]
+    cdef float f[3]
+    cdef char* args[3]
+    cdef cnp.npy_intp steps[3]
+    cdef cnp.npy_intp n = 1
+    cdef int k
+    if op._knin == 1:
+        if slot < 0 or not _scalar_operand(x, slot, &d[0], &f[0]):
+            return None
+    else:
+        if slot < 0:
+            slot = _numpy_float_scalar(y)
+            if slot < 0:
+                return None
+        if not (_scalar_operand(x, slot, &d[0], &f[0])
+                and _scalar_operand(y, slot, &d[1], &f[1])):
+            return None
+    for k in range(3):
+        args[k] = <char*>&d[k] if slot == 0 else <char*>&f[k]
+        steps[k] = 0
+    if fetestexcept(_FP_FLAGS):
+        feclearexcept(_FP_FLAGS)
+    op._loop[slot](args, &n, steps, op._loopdata[slot])
+    if fetestexcept(_FP_FLAGS):
+        feclearexcept(_FP_FLAGS)
+        return None
+    return PyArray_Scalar(args[op._knin], _descr_f64 if slot == 0 else _descr_f32, NULL)
+
+
 cdef object _ew(OpDef op, object x, object y):
     """``op``'s kernel on ``x`` (and ``y`` for a binary op), or None where NumPy must do it."""
     cdef int sx = _float_slot(x), sy, slot
@@ -442,7 +486,7 @@ cdef object _ew(OpDef op, object x, object y):
     cdef float sf
     if op._knin == 1:
         if sx < 0:
-            return None
+            return _ew_scalars(op, x, None)
         arr = <cnp.ndarray>x
         slot = sx
         args[0] = cnp.PyArray_BYTES(arr)
@@ -476,7 +520,7 @@ cdef object _ew(OpDef op, object x, object y):
             steps[0] = 0
             steps[1] = steps[2] = 4 << (1 - slot)
         else:
-            return None
+            return _ew_scalars(op, x, y)
     n = cnp.PyArray_SIZE(arr)
     if n >= EW_MAX_SIZE:
         return None
