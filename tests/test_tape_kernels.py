@@ -162,3 +162,63 @@ def test_eager_vjp_recipes_are_checked():
         F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["sigmoid"], "g"), None])
     with pytest.raises(ValueError, match="built-in kernel"):
         F.REGISTRY["add"].set_kernel("no_such_loop")
+
+
+# ---- gradient buffers the walk overwrites (in-place sums, a dead gradient reused) -------------
+def _chain(a, b, n=6):
+    z = a
+    for _ in range(n):
+        z = fg.tanh(z * a + b) - z * 0.5
+    return z.sum()
+
+
+def test_in_place_gradient_buffers_match_the_create_graph_path():
+    rng = np.random.default_rng(5)
+    a0, b0 = rng.uniform(0.2, 0.8, 64), rng.uniform(-0.5, 0.5, 64)
+    a, b = fg.tensor(a0, requires_grad=True), fg.tensor(b0, requires_grad=True)
+    _chain(a, b).backward()
+    # with create_graph the gradients are Tensors: nothing is overwritten in place
+    a2, b2 = fg.tensor(a0, requires_grad=True), fg.tensor(b0, requires_grad=True)
+    ga, gb = fg.autograd.grad(_chain(a2, b2), [a2, b2], create_graph=True)
+    np.testing.assert_array_equal(a.grad.data, ga.data)
+    np.testing.assert_array_equal(b.grad.data, gb.data)
+
+
+def test_gradients_seen_by_hooks_and_retain_grad_are_not_overwritten():
+    x = fg.tensor(np.linspace(0.1, 1.0, 16), requires_grad=True)
+    seen = {}
+    m = x * 3.0
+    m.register_hook(lambda g: seen.setdefault("m", g.data))
+    u = -m                     # a fresh gradient reaches m through negative's VJP
+    u.retain_grad()
+    w = u * x                  # u's gradient is w's gradient times x, a fresh array
+    y = (w * 2.0).sum()
+    y.backward()
+    xd = x.data
+    np.testing.assert_array_equal(u.grad.data, 2.0 * xd)
+    np.testing.assert_array_equal(seen["m"], -(2.0 * xd))
+    np.testing.assert_array_equal(x.grad.data, 2.0 * -(3.0 * xd) + -(2.0 * xd) * 3.0)
+
+
+def test_seed_gradient_is_not_overwritten():
+    x = fg.tensor(np.ones(8), requires_grad=True)
+    y = (x * 2.0) * 3.0 + x * 1.0
+    seed = np.full(8, 0.5)
+    y.backward(seed)
+    np.testing.assert_array_equal(seed, np.full(8, 0.5))
+    np.testing.assert_array_equal(x.grad.data, np.full(8, 3.5))
+
+
+def test_floating_point_error_in_an_in_place_sum_leaves_numpy_to_report_it():
+    def summed_gradients_overflow():
+        x = fg.tensor(np.full(4, 1e-300), requires_grad=True)
+        y = (x * 1e308 + x * 1e308 + x * 1e308).sum()  # forward: finite; x's gradient: inf
+        return x, y
+
+    x, y = summed_gradients_overflow()
+    with pytest.warns(RuntimeWarning, match="overflow encountered in add"):
+        y.backward()
+    assert np.isinf(x.grad.data).all()
+    x, y = summed_gradients_overflow()
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        y.backward()

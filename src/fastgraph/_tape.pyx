@@ -19,6 +19,7 @@ from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.math cimport isinf
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -219,8 +220,10 @@ cdef class TapeNode:
     cdef public tuple parents    # per input: TapeNode, leaf Tensor, or None (no gradient needed)
     cdef public object hooks     # list of hooks on the output tensor, or None
     cdef public object retained  # weakref to the output tensor when retain_grad() was called
-    # per-walk scratch, valid while _walk equals the current walk's number
+    # per-walk scratch, valid while _walk equals the current walk's number; _g_owned: only the
+    # walk holds the array _g, so it may be overwritten (see walk)
     cdef object _g
+    cdef bint _g_owned
     cdef Py_ssize_t _deps
     cdef unsigned long long _walk
     # sum of the input Tensors' versions when recorded: in-place changes since then are errors
@@ -252,6 +255,7 @@ cdef class TensorBase:
     cdef object __weakref__
     # per-walk scratch when this tensor is a leaf of a backward walk (see TapeNode)
     cdef object _g
+    cdef bint _g_owned
     cdef Py_ssize_t _deps
     cdef unsigned long long _walk
 
@@ -371,10 +375,16 @@ cdef inline object _scalar_if_0d(object v):
 # case -- same-shape, C-contiguous, native float64/float32 arrays, or one such array and a scalar
 # -- the tape calls the op's inner loop directly.  Anything else, and any floating-point
 # exception (so that NumPy's warnings and np.errstate behave as before), goes to NumPy.
-cdef enum:
-    # from this size on NumPy's dispatch is noise (and elementwise.py's building blocks switch to
-    # the fused VM): NumPy does the work
-    EW_MAX_SIZE = 1 << 15
+cdef extern from *:
+    """
+    /* From this size on NumPy's dispatch is noise (and elementwise.py's building blocks switch
+       to the fused VM): NumPy does the work. */
+    #define FG_EW_MAX_SIZE (1 << 15)
+    /* where in-place kernels compute before copying (see _ew); the GIL serialises its users */
+    static double fg_scratch[FG_EW_MAX_SIZE];
+    """
+    const Py_ssize_t EW_MAX_SIZE "FG_EW_MAX_SIZE"
+    double fg_scratch[]
 cdef int _FP_FLAGS = FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID
 cdef int _KERNEL_FLAGS = cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_ALIGNED
 
@@ -475,8 +485,13 @@ cdef object _ew_scalars(OpDef op, object x, object y):
     return PyArray_Scalar(args[op._knin], _descr_f64 if slot == 0 else _descr_f32, NULL)
 
 
-cdef object _ew(OpDef op, object x, object y):
-    """``op``'s kernel on ``x`` (and ``y`` for a binary op), or None where NumPy must do it."""
+cdef object _ew(OpDef op, object x, object y, object into=None):
+    """``op``'s kernel on ``x`` (and ``y`` for a binary op), or None where NumPy must do it.
+
+    ``into``: an array operand (``x`` or ``y``) that is dead after this call and that only the
+    caller holds; the result then overwrites it instead of taking a new array.  (It is computed
+    in a scratch buffer first, so that after a floating-point exception the operands are
+    intact for NumPy to redo the operation.)"""
     cdef int sx = _float_slot(x), sy, slot
     cdef cnp.ndarray arr, out
     cdef char* args[3]
@@ -524,9 +539,14 @@ cdef object _ew(OpDef op, object x, object y):
     n = cnp.PyArray_SIZE(arr)
     if n >= EW_MAX_SIZE:
         return None
-    out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(arr), cnp.PyArray_DIMS(arr),
-                            cnp.NPY_DOUBLE if slot == 0 else cnp.NPY_FLOAT, 0)
-    args[op._knin] = cnp.PyArray_BYTES(out)
+    cdef bint in_place = (into is not None and (into is x or into is y)
+                          and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>into))
+    if in_place:
+        args[op._knin] = <char*>fg_scratch
+    else:
+        out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(arr), cnp.PyArray_DIMS(arr),
+                                cnp.NPY_DOUBLE if slot == 0 else cnp.NPY_FLOAT, 0)
+        args[op._knin] = cnp.PyArray_BYTES(out)
     if fetestexcept(_FP_FLAGS):
         feclearexcept(_FP_FLAGS)
     op._loop[slot](args, &n, steps, op._loopdata[slot])
@@ -534,6 +554,9 @@ cdef object _ew(OpDef op, object x, object y):
         # overflow, 0/0, ...: NumPy recomputes it and warns or raises as np.errstate says
         feclearexcept(_FP_FLAGS)
         return None
+    if in_place:
+        memcpy(cnp.PyArray_BYTES(<cnp.ndarray>into), fg_scratch, n * (4 << (1 - slot)))
+        return into
     return out
 
 
@@ -695,29 +718,37 @@ cdef inline object _slot_value(Py_ssize_t slot, object g, object ans, tuple args
     return g if slot == 0 else (ans if slot == 1 else args[slot - 2])
 
 
-cdef inline object _eager_vjp(tuple recipe, object g, object ans, tuple args):
+cdef inline object _eager_vjp(tuple recipe, object g, object ans, tuple args, object into):
     """The compiled VJP ``recipe`` (see ``OpDef.set_eager_vjps``), or None where it does not
-    apply."""
+    apply; ``into``: ``g`` when its buffer may take the result (see ``_ew``), else None."""
     cdef object k = recipe[0]
-    if k is None:
-        return g
     if len(recipe) == 2:
-        return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args), None)
+        return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args), None, into)
     return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args),
-               _slot_value(recipe[2], g, ans, args))
+               _slot_value(recipe[2], g, ans, args), into)
 
 
 cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, tuple args,
-                            bint create_graph):
+                            bint create_graph, object into, int* how):
+    """The gradient for input ``i``.  ``how`` says where it came from: ``_GI_PASSED`` (it is
+    ``g``), ``_GI_FRESH`` (a new array -- or ``into`` -- that nothing else holds) or
+    ``_GI_OTHER`` (a VJP rule's result, which may share memory with anything)."""
     cdef OpDef op = node.op
-    cdef object rule, gi
+    cdef object rule, gi, fitted
     cdef object x = args[i]
+    how[0] = _GI_OTHER
     if not create_graph and op.eager_vjps is not None:
         recipe = op.eager_vjps[i]
         if recipe is not None:
-            gi = _eager_vjp(<tuple>recipe, g, ans, args)
+            if (<tuple>recipe)[0] is None:  # the gradient passes through
+                how[0] = _GI_PASSED
+                return _fit_to_input(g, x)
+            gi = _eager_vjp(<tuple>recipe, g, ans, args, into)
             if gi is not None:
-                return _fit_to_input(gi, x)
+                fitted = _fit_to_input(gi, x)
+                if fitted is gi:
+                    how[0] = _GI_FRESH
+                return fitted
     rule = op.vjps[i]  # (vjps may be a lazy table for variadic ops)
     if rule is _ZERO:
         gi = np.zeros(np.shape(x), dtype=np.result_type(g))
@@ -729,10 +760,18 @@ cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, t
     return _fit_to_input(gi, x)
 
 
-cdef inline object _sum_grads(object a, object b):
-    """``a + b`` for two gradients reaching one node (the add kernel when it applies)."""
-    cdef object r = _ew(<OpDef>_ADD, a, b)
-    return a + b if r is None else r
+cdef enum:
+    _GI_OTHER = 0
+    _GI_PASSED = 1
+    _GI_FRESH = 2
+
+
+cdef inline object _sum_grads(object prev, bint prev_owned, object gi, bint* owned):
+    """``prev + gi`` for two gradients reaching one node.  ``prev_owned``: only the walk holds
+    ``prev``, so the sum may overwrite it; ``owned[0]`` says the same of the result."""
+    cdef object r = _ew(<OpDef>_ADD, prev, gi, prev if prev_owned else None)
+    owned[0] = r is not None
+    return prev + gi if r is None else r
 
 
 cdef inline Py_ssize_t _push(list stack, Py_ssize_t n, object item) except -1:
@@ -818,7 +857,9 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     cdef list visited = []
     cdef bint finished = False
     cdef object node, parent, g, gi, ans, prev
-    cdef Py_ssize_t i, n_parents
+    cdef Py_ssize_t i, n_parents, last
+    cdef bint g_owned, owned
+    cdef int how
     cdef tuple parents, inputs, args
     cdef TapeNode tn, pn
     cdef TensorBase leaf
@@ -836,6 +877,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 tn._walk = stamp
                 tn._deps = 0
                 tn._g = None
+                tn._g_owned = False
                 stack.append(tn)
         else:
             leaf = <TensorBase>node
@@ -843,6 +885,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 leaf._walk = stamp
                 leaf._deps = 0
                 leaf._g = None
+                leaf._g_owned = False
     while stack:
         tn = <TapeNode>stack.pop()
         for parent in tn.parents:
@@ -856,6 +899,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                     pn._walk = stamp
                     pn._deps = 1
                     pn._g = None
+                    pn._g_owned = False
                     stack.append(pn)
                     visited.append(pn)
             else:
@@ -866,6 +910,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                     leaf._walk = stamp
                     leaf._deps = 1
                     leaf._g = None
+                    leaf._g_owned = False
                     visited.append(leaf)
 
     # 2. Kahn's order from the roots
@@ -908,6 +953,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 continue
             tn = <TapeNode>node
             g = tn._g
+            g_owned = tn._g_owned and not create_graph
             tn._g = None
             inputs = tn.inputs
             if inputs is None:
@@ -915,9 +961,11 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
             if tn._versions != _version_sum(inputs):
                 raise RuntimeError(_MODIFIED_MESSAGE.format(op=tn.op.name))
             if tn.hooks is not None or tn.retained is not None:
-                g = engine.node_hooks(tn, g, create_graph)
+                g = engine.node_hooks(tn, g, create_graph)  # (user code may keep g)
+                g_owned = False
             if capturing and id(tn) in capture:
                 capture[id(tn)] = g
+                g_owned = False
             if create_graph:
                 args = inputs
                 ans = _new_tensor(tn.ans, tn)
@@ -926,22 +974,40 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 ans = tn.ans
             parents = tn.parents
             n_parents = len(parents)
+            last = -1  # the last input needing a gradient: it may take g's buffer
             for i in range(n_parents):
+                parent = parents[i]
+                if parent is not None and not (capturing and id(parent) not in needed):
+                    last = i
+            for i in range(last + 1):
                 parent = parents[i]
                 if parent is None or (capturing and id(parent) not in needed):
                     continue
-                gi = _input_gradient(tn, i, g, ans, args, create_graph)
+                gi = _input_gradient(tn, i, g, ans, args, create_graph,
+                                     g if g_owned and i == last else None, &how)
+                if how != _GI_FRESH:
+                    g_owned = False  # g handed on, or seen by a rule that may keep it
                 if type(parent) is TapeNode:
                     pn = <TapeNode>parent
                     prev = pn._g
-                    pn._g = gi if prev is None else _sum_grads(prev, gi)
+                    if prev is None:
+                        pn._g = gi
+                        pn._g_owned = how == _GI_FRESH
+                    else:
+                        pn._g = _sum_grads(prev, pn._g_owned, gi, &owned)
+                        pn._g_owned = owned
                     pn._deps -= 1
                     if pn._deps == 0:
                         n_ready = _push(ready, n_ready, pn)
                 else:
                     leaf = <TensorBase>parent
                     prev = leaf._g
-                    leaf._g = gi if prev is None else _sum_grads(prev, gi)
+                    if prev is None:
+                        leaf._g = gi
+                        leaf._g_owned = how == _GI_FRESH
+                    else:
+                        leaf._g = _sum_grads(prev, leaf._g_owned, gi, &owned)
+                        leaf._g_owned = owned
                     leaf._deps -= 1
                     if leaf._deps == 0:
                         n_ready = _push(ready, n_ready, leaf)
