@@ -172,9 +172,10 @@ def _chain(a, b, n=6):
     return z.sum()
 
 
-def test_in_place_gradient_buffers_match_the_create_graph_path():
+@pytest.mark.parametrize("shape", [(64,), ()])
+def test_in_place_gradient_buffers_match_the_create_graph_path(shape):
     rng = np.random.default_rng(5)
-    a0, b0 = rng.uniform(0.2, 0.8, 64), rng.uniform(-0.5, 0.5, 64)
+    a0, b0 = rng.uniform(0.2, 0.8, shape), rng.uniform(-0.5, 0.5, shape)
     a, b = fg.tensor(a0, requires_grad=True), fg.tensor(b0, requires_grad=True)
     _chain(a, b).backward()
     # with create_graph the gradients are Tensors: nothing is overwritten in place

@@ -452,6 +452,11 @@ cdef inline int _numpy_float_scalar(object v):
     return 0 if tv is _f64 else (1 if tv is _f32 else -1)
 
 
+cdef inline bint _is_layout_of(object a, cnp.ndarray arr, int slot):
+    """``a`` is a kernel-readable array of ``arr``'s shape and of dtype ``slot``."""
+    return _float_slot(a) == slot and _same_dims(<cnp.ndarray>a, arr)
+
+
 cdef object _ew_scalars(OpDef op, object x, object y):
     """``op``'s kernel on NumPy float scalars (one of them may be a weak Python scalar): the
     arithmetic of the compiled VJPs on 0-d values.  None where NumPy must do it."""
@@ -485,13 +490,15 @@ cdef object _ew_scalars(OpDef op, object x, object y):
     return PyArray_Scalar(args[op._knin], _descr_f64 if slot == 0 else _descr_f32, NULL)
 
 
-cdef object _ew(OpDef op, object x, object y, object into=None):
+cdef object _ew(OpDef op, object x, object y, object into=None, object acc=None):
     """``op``'s kernel on ``x`` (and ``y`` for a binary op), or None where NumPy must do it.
 
     ``into``: an array operand (``x`` or ``y``) that is dead after this call and that only the
-    caller holds; the result then overwrites it instead of taking a new array.  (It is computed
-    in a scratch buffer first, so that after a floating-point exception the operands are
-    intact for NumPy to redo the operation.)"""
+    caller holds; the result then overwrites it instead of taking a new array.
+    ``acc``: an array of the result's layout that only the caller holds; the result is added
+    into it (``acc + result``, NumPy's order and rounding) and ``acc`` returned.
+    (Both compute in a scratch buffer first, so that after a floating-point exception the
+    operands are intact for NumPy to redo the operation.)"""
     cdef int sx = _float_slot(x), sy, slot
     cdef cnp.ndarray arr, out
     cdef char* args[3]
@@ -501,7 +508,7 @@ cdef object _ew(OpDef op, object x, object y, object into=None):
     cdef float sf
     if op._knin == 1:
         if sx < 0:
-            return _ew_scalars(op, x, None)
+            return _ew_scalars(op, x, None) if acc is None else None
         arr = <cnp.ndarray>x
         slot = sx
         args[0] = cnp.PyArray_BYTES(arr)
@@ -535,11 +542,15 @@ cdef object _ew(OpDef op, object x, object y, object into=None):
             steps[0] = 0
             steps[1] = steps[2] = 4 << (1 - slot)
         else:
-            return _ew_scalars(op, x, y)
+            return _ew_scalars(op, x, y) if acc is None else None
     n = cnp.PyArray_SIZE(arr)
     if n >= EW_MAX_SIZE:
         return None
-    cdef bint in_place = (into is not None and (into is x or into is y)
+    if acc is not None:
+        if not _is_layout_of(acc, arr, slot):
+            return None
+        into = acc
+    cdef bint in_place = (into is not None and (acc is not None or into is x or into is y)
                           and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>into))
     if in_place:
         args[op._knin] = <char*>fg_scratch
@@ -550,6 +561,11 @@ cdef object _ew(OpDef op, object x, object y, object into=None):
     if fetestexcept(_FP_FLAGS):
         feclearexcept(_FP_FLAGS)
     op._loop[slot](args, &n, steps, op._loopdata[slot])
+    if acc is not None:  # scratch = acc + scratch
+        args[0] = cnp.PyArray_BYTES(<cnp.ndarray>acc)
+        args[1] = args[2] = <char*>fg_scratch
+        steps[0] = steps[1] = steps[2] = 4 << (1 - slot)
+        (<OpDef>_ADD)._loop[slot](args, &n, steps, (<OpDef>_ADD)._loopdata[slot])
     if fetestexcept(_FP_FLAGS):
         # overflow, 0/0, ...: NumPy recomputes it and warns or raises as np.errstate says
         feclearexcept(_FP_FLAGS)
@@ -718,21 +734,23 @@ cdef inline object _slot_value(Py_ssize_t slot, object g, object ans, tuple args
     return g if slot == 0 else (ans if slot == 1 else args[slot - 2])
 
 
-cdef inline object _eager_vjp(tuple recipe, object g, object ans, tuple args, object into):
+cdef inline object _eager_vjp(tuple recipe, object g, object ans, tuple args, object into,
+                              object acc):
     """The compiled VJP ``recipe`` (see ``OpDef.set_eager_vjps``), or None where it does not
-    apply; ``into``: ``g`` when its buffer may take the result (see ``_ew``), else None."""
+    apply; ``into``, ``acc``: as for ``_ew``."""
     cdef object k = recipe[0]
     if len(recipe) == 2:
-        return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args), None, into)
+        return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args), None, into, acc)
     return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args),
-               _slot_value(recipe[2], g, ans, args), into)
+               _slot_value(recipe[2], g, ans, args), into, acc)
 
 
 cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, tuple args,
-                            bint create_graph, object into, int* how):
+                            bint create_graph, object into, object acc, int* how):
     """The gradient for input ``i``.  ``how`` says where it came from: ``_GI_PASSED`` (it is
-    ``g``), ``_GI_FRESH`` (a new array -- or ``into`` -- that nothing else holds) or
-    ``_GI_OTHER`` (a VJP rule's result, which may share memory with anything)."""
+    ``g``), ``_GI_FRESH`` (a new array -- or ``into`` -- that nothing else holds),
+    ``_GI_ADDED`` (it was added into ``acc``, the input's gradient sum so far, which is
+    returned) or ``_GI_OTHER`` (a VJP rule's result, which may share memory with anything)."""
     cdef OpDef op = node.op
     cdef object rule, gi, fitted
     cdef object x = args[i]
@@ -743,7 +761,12 @@ cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, t
             if (<tuple>recipe)[0] is None:  # the gradient passes through
                 how[0] = _GI_PASSED
                 return _fit_to_input(g, x)
-            gi = _eager_vjp(<tuple>recipe, g, ans, args, into)
+            if acc is not None:
+                gi = _eager_vjp(<tuple>recipe, g, ans, args, None, acc)
+                if gi is not None:  # (acc has the input's layout: nothing to fit)
+                    how[0] = _GI_ADDED
+                    return gi
+            gi = _eager_vjp(<tuple>recipe, g, ans, args, into, None)
             if gi is not None:
                 fitted = _fit_to_input(gi, x)
                 if fitted is gi:
@@ -764,13 +787,30 @@ cdef enum:
     _GI_OTHER = 0
     _GI_PASSED = 1
     _GI_FRESH = 2
+    _GI_ADDED = 3
+
+
+cdef inline object _accumulate(object prev, bint* owned, TapeNode tn, Py_ssize_t i, object g,
+                               object ans, tuple args, bint create_graph, object into,
+                               int* how):
+    """A parent's new gradient sum: ``prev`` (its ``_g``; ``owned[0]``, its ``_g_owned``,
+    updated) plus input ``i``'s gradient."""
+    cdef bint prev_owned = owned[0] and prev is not None
+    cdef object gi = _input_gradient(tn, i, g, ans, args, create_graph, into,
+                                     prev if prev_owned else None, how)
+    if how[0] == _GI_ADDED:
+        return prev  # already summed into prev, in place
+    if prev is None:
+        owned[0] = how[0] == _GI_FRESH
+        return gi
+    return _sum_grads(prev, prev_owned, gi, owned)
 
 
 cdef inline object _sum_grads(object prev, bint prev_owned, object gi, bint* owned):
     """``prev + gi`` for two gradients reaching one node.  ``prev_owned``: only the walk holds
     ``prev``, so the sum may overwrite it; ``owned[0]`` says the same of the result."""
     cdef object r = _ew(<OpDef>_ADD, prev, gi, prev if prev_owned else None)
-    owned[0] = r is not None
+    owned[0] = type(r) is _ndarray  # (NumPy scalars are immutable)
     return prev + gi if r is None else r
 
 
@@ -983,34 +1023,24 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 parent = parents[i]
                 if parent is None or (capturing and id(parent) not in needed):
                     continue
-                gi = _input_gradient(tn, i, g, ans, args, create_graph,
-                                     g if g_owned and i == last else None, &how)
-                if how != _GI_FRESH:
-                    g_owned = False  # g handed on, or seen by a rule that may keep it
                 if type(parent) is TapeNode:
                     pn = <TapeNode>parent
-                    prev = pn._g
-                    if prev is None:
-                        pn._g = gi
-                        pn._g_owned = how == _GI_FRESH
-                    else:
-                        pn._g = _sum_grads(prev, pn._g_owned, gi, &owned)
-                        pn._g_owned = owned
+                    pn._g = _accumulate(pn._g, &pn._g_owned, tn, i, g, ans, args,
+                                        create_graph, g if g_owned and i == last else None,
+                                        &how)
                     pn._deps -= 1
                     if pn._deps == 0:
                         n_ready = _push(ready, n_ready, pn)
                 else:
                     leaf = <TensorBase>parent
-                    prev = leaf._g
-                    if prev is None:
-                        leaf._g = gi
-                        leaf._g_owned = how == _GI_FRESH
-                    else:
-                        leaf._g = _sum_grads(prev, leaf._g_owned, gi, &owned)
-                        leaf._g_owned = owned
+                    leaf._g = _accumulate(leaf._g, &leaf._g_owned, tn, i, g, ans, args,
+                                          create_graph, g if g_owned and i == last else None,
+                                          &how)
                     leaf._deps -= 1
                     if leaf._deps == 0:
                         n_ready = _push(ready, n_ready, leaf)
+                if how != _GI_FRESH and how != _GI_ADDED:
+                    g_owned = False  # g handed on, or seen by a rule that may keep it
             if not retain_graph:
                 tn.inputs = None
                 tn.ans = None
