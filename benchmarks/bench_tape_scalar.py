@@ -16,16 +16,19 @@ around ``backward()`` / autograd's ``vjp``), so it does not rest on the differen
 medians. Reported per operation (divided by 12,500). Targets: total per op <= 0.33x PyTorch's
 and <= 0.1x autograd's.
 
-Measured (2-core AMD EPYC KVM guest shared with other jobs, load ~2; Python 3.11.7, torch
-2.13.0+cpu, autograd 1.9.1; ``python -m fastgraph bench --threads 1``, 7 rounds), per op:
+Measured (2-core AMD EPYC KVM guest shared with other jobs, load ~2.5; Python 3.11.7, NumPy
+2.4.6, torch 2.13.0+cpu, autograd 1.9.1; full size, 7 rounds), per op:
 
-    fastgraph   forward 1.46 us  backward 1.86 us  total (median)  7.53 us, fastest round 2.09 us
-    torch       forward 4.80 us  backward 11.9 us  total (median) 17.1  us
-    autograd    forward 53.7 us  backward 18.1 us  total (median) 74.4  us
-    fastgraph/torch = 0.441 (fastest rounds: 0.225); fastgraph/autograd = 0.101 (0.045)
+    fastgraph   forward 1.21 us  backward 1.49 us  total (median)  2.36 us, fastest round 1.59 us
+    torch       forward 4.97 us  backward 9.39 us  total (median) 12.7  us
+    autograd    forward 46.4 us  backward 15.1 us  total (median) 58.1  us
+    fastgraph/torch = 0.186; fastgraph/autograd = 0.041
 
-The fastgraph total's rounds spread from 26 ms to 370 ms (GC passes over the large heap of the
-whole suite's process); an earlier run under heavier load gave 0.252 / 0.055.
+(before: 0.20-0.44 and 0.05-0.10).  Callgrind, GC off: 49.1k instructions per iteration of 5 ops
+before, 31.0k now: the VJPs of the common ops run as compiled kernels on NumPy scalars too (no
+Python frame per rule), grad mode is a C thread-local, and the recorder and walker build their
+tuples without intermediate lists.  The fastgraph total's rounds still spread widely (GC passes
+over the large heap of a process that also holds torch and autograd).
 
 Run: ``python benchmarks/bench_tape_scalar.py [--quick] [--json out.json]``.
 """

@@ -15,6 +15,11 @@ its inputs and parents, never back to the output; TapeNode opts out of the cycli
 cimport cython
 cimport numpy as cnp
 from cpython.object cimport PyObject, PyTypeObject
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from libc.math cimport isinf
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -24,9 +29,63 @@ cnp.import_array()
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
 
+cdef extern from "numpy/arrayobject.h":
+    object PyArray_Scalar(void* data, cnp.dtype descr, PyObject* base)
+
+cdef extern from "<fenv.h>" nogil:
+    int fetestexcept(int excepts)
+    int feclearexcept(int excepts)
+    int FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID
+
+# A NumPy inner loop: ``loop(args, dimensions, steps, data)`` (``PyUFuncGenericFunction``).
+ctypedef void (*loop_t)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+
+# The VJP building blocks as inner loops of the same signature.  Each is the NumPy expression in
+# its comment, operation by operation (same roundings: contraction into FMA is off), so results
+# are bit-identical to the NumPy fallback.
+cdef extern from *:
+    """
+    #if defined(__GNUC__) && !defined(__clang__)
+    #  pragma GCC push_options
+    #  pragma GCC optimize("fp-contract=off")
+    #endif
+    #if defined(__clang__)
+    #  pragma STDC FP_CONTRACT OFF
+    #endif
+    #define FG_LOOP2(NAME, T, EXPR) \
+    static void NAME(char **args, npy_intp *dims, npy_intp *steps, void *data) { \
+        char *pa = args[0], *pb = args[1], *po = args[2]; \
+        npy_intp n = dims[0], sa = steps[0], sb = steps[1], so = steps[2], i; \
+        if (sa == sizeof(T) && sb == sizeof(T) && so == sizeof(T)) { \
+            const T *A = (const T *)pa, *B = (const T *)pb; T *O = (T *)po; \
+            for (i = 0; i < n; i++) { T a = A[i], b = B[i]; O[i] = (EXPR); } \
+        } else { \
+            for (i = 0; i < n; i++, pa += sa, pb += sb, po += so) { \
+                T a = *(const T *)pa, b = *(const T *)pb; *(T *)po = (EXPR); } \
+        } \
+    }
+    /* tanh_grad(t=a, g=b) = g * (1 - t * t) */
+    FG_LOOP2(fg_tanh_grad_d, double, b * (1.0 - a * a))
+    FG_LOOP2(fg_tanh_grad_f, float, b * (1.0f - a * a))
+    /* sigmoid_grad(s=a, g=b) = g * s * (1 - s) */
+    FG_LOOP2(fg_sigmoid_grad_d, double, (b * a) * (1.0 - a))
+    FG_LOOP2(fg_sigmoid_grad_f, float, (b * a) * (1.0f - a))
+    #if defined(__GNUC__) && !defined(__clang__)
+    #  pragma GCC pop_options
+    #endif
+    """
+    void fg_tanh_grad_d(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+    void fg_tanh_grad_f(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+    void fg_sigmoid_grad_d(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+    void fg_sigmoid_grad_f(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+
 cdef object _ndarray = np.ndarray
 cdef object _generic = np.generic
 cdef object _asarray = np.asarray
+cdef object _f64 = np.float64
+cdef object _f32 = np.float32
+cdef cnp.dtype _descr_f64 = np.dtype(np.float64)
+cdef cnp.dtype _descr_f32 = np.dtype(np.float32)
 
 
 @cython.final
@@ -48,6 +107,12 @@ cdef class OpDef:
     cdef public bint variadic
     cdef public object operator
     cdef public object scalar_math
+    # compiled VJPs for plain-array backward passes: see set_eager_vjps
+    cdef public tuple eager_vjps
+    # the op's elementwise kernel on float64 [0] / float32 [1] data: see set_kernel
+    cdef int _knin
+    cdef loop_t _loop[2]
+    cdef void* _loopdata[2]
 
     def __init__(self, name, forward, vjps, shape, elementwise, opcode, differentiable,
                  variadic, operator=None, scalar_math=None):
@@ -65,6 +130,84 @@ cdef class OpDef:
     def __repr__(self):
         return f"OpDef({self.name!r})"
 
+    def set_kernel(self, source):
+        """Give the op a compiled elementwise kernel, used on small float arrays (see ``_ew``).
+
+        ``source`` is a NumPy ufunc whose ``forward`` this op is (its own ``dd->d``/``ff->f``
+        inner loops are called, so results are NumPy's bit for bit), or the name of one of the
+        building-block loops above (``"tanh_grad"``, ``"sigmoid_grad"``).  Returns whether the op
+        now has one."""
+        cdef loop_t ld = NULL, lf = NULL
+        cdef void* dd = NULL
+        cdef void* df = NULL
+        cdef int nin
+        if isinstance(source, str):
+            if source == "tanh_grad":
+                ld, lf, nin = fg_tanh_grad_d, fg_tanh_grad_f, 2
+            elif source == "sigmoid_grad":
+                ld, lf, nin = fg_sigmoid_grad_d, fg_sigmoid_grad_f, 2
+            else:
+                raise ValueError(f"no built-in kernel named {source!r}")
+        else:
+            nin = source.nin
+            if source.nout != 1 or nin not in (1, 2) or source.signature is not None:
+                return False
+            if not _find_loop(source, nin + 1, cnp.NPY_DOUBLE, &ld, &dd):
+                return False
+            if not _find_loop(source, nin + 1, cnp.NPY_FLOAT, &lf, &df):
+                return False
+        self._knin = nin
+        self._loop[0], self._loop[1] = ld, lf
+        self._loopdata[0], self._loopdata[1] = dd, df
+        return True
+
+    @property
+    def has_kernel(self):
+        return self._knin != 0
+
+    def set_eager_vjps(self, recipes):
+        """Compiled VJPs for plain-array backward passes (``create_graph=False``).
+
+        One entry per input: ``None`` (call the VJP rule), ``"g"`` (the gradient passes
+        through unchanged) or ``(kernel_op, slot, ...)``: ``kernel_op``'s kernel applied to the
+        named values, each slot one of ``"g"``, ``"ans"``, ``0``, ``1``, ... (the inputs).  It
+        must compute what the rule computes; where the kernel does not apply (broadcasting,
+        other dtypes, scalars) the rule runs instead."""
+        out = []
+        for r in recipes:
+            if r is None:
+                out.append(None)
+            elif r == "g":
+                out.append((None, 0))
+            else:
+                k, *slots = r
+                if not (<OpDef?>k)._knin or len(slots) != (<OpDef>k)._knin:
+                    raise ValueError(f"{self.name}: eager VJP {r!r} needs {k.name}'s kernel "
+                                     f"with {len(slots)} inputs")
+                out.append((k,) + tuple(0 if v == "g" else 1 if v == "ans" else 2 + int(v)
+                                        for v in slots))
+        self.eager_vjps = tuple(out)
+
+
+cdef int _find_loop(object ufunc_obj, int nargs, char tc, loop_t* fn, void** data) except -1:
+    """Find the inner loop of ``ufunc_obj`` whose types are all ``tc`` (e.g. ``dd->d``)."""
+    cdef cnp.ufunc uf = <cnp.ufunc?>ufunc_obj
+    cdef int i, j
+    cdef bint ok
+    if uf.nargs != nargs or uf.functions == NULL or uf.types == NULL:
+        return 0
+    for i in range(uf.ntypes):
+        ok = True
+        for j in range(nargs):
+            if uf.types[i * nargs + j] != tc:
+                ok = False
+                break
+        if ok and uf.functions[i] != NULL:
+            fn[0] = <loop_t><void*>uf.functions[i]
+            data[0] = uf.data[i] if uf.data != NULL else NULL
+            return 1
+    return 0
+
 
 @cython.no_gc
 @cython.final
@@ -77,8 +220,10 @@ cdef class TapeNode:
     cdef public tuple parents    # per input: TapeNode, leaf Tensor, or None (no gradient needed)
     cdef public object hooks     # list of hooks on the output tensor, or None
     cdef public object retained  # weakref to the output tensor when retain_grad() was called
-    # per-walk scratch, valid while _walk equals the current walk's number
+    # per-walk scratch, valid while _walk equals the current walk's number; _g_owned: only the
+    # walk holds the array _g, so it may be overwritten (see walk)
     cdef object _g
+    cdef bint _g_owned
     cdef Py_ssize_t _deps
     cdef unsigned long long _walk
     # sum of the input Tensors' versions when recorded: in-place changes since then are errors
@@ -110,6 +255,7 @@ cdef class TensorBase:
     cdef object __weakref__
     # per-walk scratch when this tensor is a leaf of a backward walk (see TapeNode)
     cdef object _g
+    cdef bint _g_owned
     cdef Py_ssize_t _deps
     cdef unsigned long long _walk
 
@@ -148,9 +294,33 @@ cdef class TensorBase:
         return apply(_NEG, (self,), None)
 
 
+# ---- grad mode: per thread, as in PyTorch ------------------------------------------------------
+# A C thread-local rather than a threading.local attribute: the recorder reads it on every
+# operation (~600 instructions for the attribute, ~1 for this).  Every thread starts enabled.
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #  define FG_THREAD_LOCAL __declspec(thread)
+    #else
+    #  define FG_THREAD_LOCAL __thread
+    #endif
+    static FG_THREAD_LOCAL int fg_grad_enabled = 1;
+    """
+    int fg_grad_enabled
+
+
+def is_grad_enabled():
+    """Whether this thread records eager operations (``fastgraph.eager.grad_mode`` owns the API)."""
+    return bool(fg_grad_enabled)
+
+
+def set_grad_enabled(bint mode):
+    global fg_grad_enabled
+    fg_grad_enabled = mode
+
+
 # ---- configuration set once by the Python layer -----------------------------------------------
 cdef object _Tensor = None          # the Python Tensor class
-cdef object _grad_state = None      # grad_mode's thread-local state (reads .enabled)
 cdef dict _other_kinds = {}         # type -> applier, for non-eager kinds (graph Nodes)
 cdef object _ZERO = None
 cdef object _sum_to_like = None
@@ -159,14 +329,13 @@ cdef object _op_error = None
 cdef object _ADD = None, _SUB = None, _MUL = None, _DIV = None, _NEG = None
 
 
-def configure(tensor_cls, grad_mode_module, zero, sum_to_like, astype, op_error, registry):
+def configure(tensor_cls, zero, sum_to_like, astype, op_error, registry):
     """Wire the Python layer in (called once when ``fastgraph.eager.tensor`` is imported)."""
-    global _Tensor, _grad_state, _ZERO, _sum_to_like, _astype, _op_error
+    global _Tensor, _ZERO, _sum_to_like, _astype, _op_error
     global _ADD, _SUB, _MUL, _DIV, _NEG
     _ADD, _SUB, _MUL, _DIV, _NEG = (registry[name] for name in
                                     ("add", "subtract", "multiply", "divide", "negative"))
     _Tensor = tensor_cls
-    _grad_state = grad_mode_module._state
     _ZERO = zero
     _sum_to_like = sum_to_like
     _astype = astype
@@ -200,6 +369,213 @@ cdef inline object _scalar_if_0d(object v):
     return v
 
 
+# ---- compiled elementwise kernels on small arrays ---------------------------------------------
+# A ufunc call on a 64-element array costs ~1 us, nearly all of it NumPy's dispatch (type
+# resolution, wrapping, error-state lookup); the loop itself is a few dozen ns.  For the common
+# case -- same-shape, C-contiguous, native float64/float32 arrays, or one such array and a scalar
+# -- the tape calls the op's inner loop directly.  Anything else, and any floating-point
+# exception (so that NumPy's warnings and np.errstate behave as before), goes to NumPy.
+cdef extern from *:
+    """
+    /* From this size on NumPy's dispatch is noise (and elementwise.py's building blocks switch
+       to the fused VM): NumPy does the work. */
+    #define FG_EW_MAX_SIZE (1 << 15)
+    /* where in-place kernels compute before copying (see _ew); the GIL serialises its users */
+    static double fg_scratch[FG_EW_MAX_SIZE];
+    """
+    const Py_ssize_t EW_MAX_SIZE "FG_EW_MAX_SIZE"
+    double fg_scratch[]
+cdef int _FP_FLAGS = FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID
+cdef int _KERNEL_FLAGS = cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_ALIGNED
+
+
+cdef inline int _float_slot(object v):
+    """0 / 1 for a float64 / float32 ndarray the kernels can read directly, else -1."""
+    if type(v) is not _ndarray:
+        return -1
+    cdef cnp.ndarray a = <cnp.ndarray>v
+    if (cnp.PyArray_FLAGS(a) & _KERNEL_FLAGS) != _KERNEL_FLAGS or cnp.PyArray_NDIM(a) == 0:
+        return -1
+    if not cnp.PyArray_ISNOTSWAPPED(a):
+        return -1
+    cdef int t = cnp.PyArray_TYPE(a)
+    return 0 if t == cnp.NPY_DOUBLE else (1 if t == cnp.NPY_FLOAT else -1)
+
+
+cdef inline bint _same_dims(cnp.ndarray a, cnp.ndarray b):
+    cdef int nd = cnp.PyArray_NDIM(a), k
+    if nd != cnp.PyArray_NDIM(b):
+        return False
+    cdef cnp.npy_intp* da = cnp.PyArray_DIMS(a)
+    cdef cnp.npy_intp* db = cnp.PyArray_DIMS(b)
+    for k in range(nd):
+        if da[k] != db[k]:
+            return False
+    return True
+
+
+cdef inline bint _scalar_operand(object v, int slot, double* d, float* f):
+    """A scalar NumPy would combine with a ``slot`` array without changing its dtype (a Python
+    float or small int -- NEP 50's weak scalars -- or a NumPy scalar of that very dtype), stored
+    at ``d`` / ``f``.  False for anything else."""
+    cdef object tv = type(v)
+    cdef double x
+    cdef long long iv
+    cdef int overflow
+    if tv is float:
+        x = <double>v
+        if slot == 1:
+            f[0] = <float>x
+            # a Python float beyond float32's range: NumPy's cast warns; let it
+            return not (isinf(f[0]) and not isinf(x))
+        d[0] = x
+        return True
+    if tv is int:
+        iv = PyLong_AsLongLongAndOverflow(v, &overflow)
+        if overflow or not -(1 << 24) <= iv <= (1 << 24):  # exact in float32 (and float64)
+            return False
+        d[0] = <double>iv
+        f[0] = <float>d[0]
+        return True
+    if slot == 0 and tv is _f64:
+        d[0] = <double>v
+        return True
+    if slot == 1 and tv is _f32:
+        f[0] = <float>v
+        return True
+    return False
+
+
+cdef inline int _numpy_float_scalar(object v):
+    """0 / 1 for a NumPy float64 / float32 scalar (0-d Tensors hold these), else -1."""
+    cdef object tv = type(v)
+    return 0 if tv is _f64 else (1 if tv is _f32 else -1)
+
+
+cdef inline bint _is_layout_of(object a, cnp.ndarray arr, int slot):
+    """``a`` is a kernel-readable array of ``arr``'s shape and of dtype ``slot``."""
+    return _float_slot(a) == slot and _same_dims(<cnp.ndarray>a, arr)
+
+
+cdef object _ew_scalars(OpDef op, object x, object y):
+    """``op``'s kernel on NumPy float scalars (one of them may be a weak Python scalar): the
+    arithmetic of the compiled VJPs on 0-d values.  None where NumPy must do it."""
+    cdef int slot = _numpy_float_scalar(x)
+    cdef double d[3]
+    cdef float f[3]
+    cdef char* args[3]
+    cdef cnp.npy_intp steps[3]
+    cdef cnp.npy_intp n = 1
+    cdef int k
+    if op._knin == 1:
+        if slot < 0 or not _scalar_operand(x, slot, &d[0], &f[0]):
+            return None
+    else:
+        if slot < 0:
+            slot = _numpy_float_scalar(y)
+            if slot < 0:
+                return None
+        if not (_scalar_operand(x, slot, &d[0], &f[0])
+                and _scalar_operand(y, slot, &d[1], &f[1])):
+            return None
+    for k in range(3):
+        args[k] = <char*>&d[k] if slot == 0 else <char*>&f[k]
+        steps[k] = 0
+    if fetestexcept(_FP_FLAGS):
+        feclearexcept(_FP_FLAGS)
+    op._loop[slot](args, &n, steps, op._loopdata[slot])
+    if fetestexcept(_FP_FLAGS):
+        feclearexcept(_FP_FLAGS)
+        return None
+    return PyArray_Scalar(args[op._knin], _descr_f64 if slot == 0 else _descr_f32, NULL)
+
+
+cdef object _ew(OpDef op, object x, object y, object into=None, object acc=None):
+    """``op``'s kernel on ``x`` (and ``y`` for a binary op), or None where NumPy must do it.
+
+    ``into``: an array operand (``x`` or ``y``) that is dead after this call and that only the
+    caller holds; the result then overwrites it instead of taking a new array.
+    ``acc``: an array of the result's layout that only the caller holds; the result is added
+    into it (``acc + result``, NumPy's order and rounding) and ``acc`` returned.
+    (Both compute in a scratch buffer first, so that after a floating-point exception the
+    operands are intact for NumPy to redo the operation.)"""
+    cdef int sx = _float_slot(x), sy, slot
+    cdef cnp.ndarray arr, out
+    cdef char* args[3]
+    cdef cnp.npy_intp steps[3]
+    cdef cnp.npy_intp n
+    cdef double sd
+    cdef float sf
+    if op._knin == 1:
+        if sx < 0:
+            return _ew_scalars(op, x, None) if acc is None else None
+        arr = <cnp.ndarray>x
+        slot = sx
+        args[0] = cnp.PyArray_BYTES(arr)
+        steps[0] = steps[1] = 4 << (1 - slot)
+    else:
+        sy = _float_slot(y)
+        if sx >= 0 and sy >= 0:
+            if sx != sy or not _same_dims(<cnp.ndarray>x, <cnp.ndarray>y):
+                return None
+            slot = sx
+            arr = <cnp.ndarray>x
+            args[0] = cnp.PyArray_BYTES(arr)
+            args[1] = cnp.PyArray_BYTES(<cnp.ndarray>y)
+            steps[0] = steps[1] = steps[2] = 4 << (1 - slot)
+        elif sx >= 0:
+            slot = sx
+            if not _scalar_operand(y, slot, &sd, &sf):
+                return None
+            arr = <cnp.ndarray>x
+            args[0] = cnp.PyArray_BYTES(arr)
+            args[1] = <char*>&sd if slot == 0 else <char*>&sf
+            steps[0] = steps[2] = 4 << (1 - slot)
+            steps[1] = 0
+        elif sy >= 0:
+            slot = sy
+            if not _scalar_operand(x, slot, &sd, &sf):
+                return None
+            arr = <cnp.ndarray>y
+            args[0] = <char*>&sd if slot == 0 else <char*>&sf
+            args[1] = cnp.PyArray_BYTES(arr)
+            steps[0] = 0
+            steps[1] = steps[2] = 4 << (1 - slot)
+        else:
+            return _ew_scalars(op, x, y) if acc is None else None
+    n = cnp.PyArray_SIZE(arr)
+    if n >= EW_MAX_SIZE:
+        return None
+    if acc is not None:
+        if not _is_layout_of(acc, arr, slot):
+            return None
+        into = acc
+    cdef bint in_place = (into is not None and (acc is not None or into is x or into is y)
+                          and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>into))
+    if in_place:
+        args[op._knin] = <char*>fg_scratch
+    else:
+        out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(arr), cnp.PyArray_DIMS(arr),
+                                cnp.NPY_DOUBLE if slot == 0 else cnp.NPY_FLOAT, 0)
+        args[op._knin] = cnp.PyArray_BYTES(out)
+    if fetestexcept(_FP_FLAGS):
+        feclearexcept(_FP_FLAGS)
+    op._loop[slot](args, &n, steps, op._loopdata[slot])
+    if acc is not None:  # scratch = acc + scratch
+        args[0] = cnp.PyArray_BYTES(<cnp.ndarray>acc)
+        args[1] = args[2] = <char*>fg_scratch
+        steps[0] = steps[1] = steps[2] = 4 << (1 - slot)
+        (<OpDef>_ADD)._loop[slot](args, &n, steps, (<OpDef>_ADD)._loopdata[slot])
+    if fetestexcept(_FP_FLAGS):
+        # overflow, 0/0, ...: NumPy recomputes it and warns or raises as np.errstate says
+        feclearexcept(_FP_FLAGS)
+        return None
+    if in_place:
+        memcpy(cnp.PyArray_BYTES(<cnp.ndarray>into), fg_scratch, n * (4 << (1 - slot)))
+        return into
+    return out
+
+
 # ---- forward ----------------------------------------------------------------------------------
 cpdef object apply(OpDef op, tuple args, object attrs):
     """Run ``op`` on ``args``: NumPy for plain values, the tape for Tensors, else their engine."""
@@ -216,16 +592,24 @@ cpdef object apply(OpDef op, tuple args, object attrs):
         return record(op, args, attrs)
     if attrs:
         return op.forward(*args, **attrs)
+    cdef Py_ssize_t n = len(args)
+    if op._knin == n:  # plain arrays too: the VJP rules' building blocks come through here
+        a = _ew(op, args[0], args[1] if n == 2 else None)
+        if a is not None:
+            return a
     return op.forward(*args)
 
 
-cdef object _f64 = np.float64
 
 
-cdef inline object _forward(OpDef op, list values, Py_ssize_t n, object attrs):
-    cdef object v0, v1
+cdef inline object _forward(OpDef op, tuple values, Py_ssize_t n, object attrs):
+    cdef object v0
     if attrs:
         return op.forward(*values, **attrs)
+    if op._knin == n:
+        v0 = _ew(op, values[0], values[1] if n == 2 else None)
+        if v0 is not None:
+            return v0
     if n == 2 and op.operator is not None:
         return op.operator(values[0], values[1])
     if n == 1 and op.scalar_math is not None:
@@ -238,45 +622,58 @@ cdef inline object _forward(OpDef op, list values, Py_ssize_t n, object attrs):
     return op.forward(*values)
 
 
+cdef inline object _parent_of(object a, object vjps, Py_ssize_t i):
+    """The tape parent of input ``i``, ``a`` (its TapeNode, or itself as a leaf), or None when
+    no gradient flows to it."""
+    if not isinstance(a, TensorBase) or not (<TensorBase>a)._requires_grad or vjps[i] is None:
+        return None
+    cdef object fn = (<TensorBase>a).grad_fn
+    return a if fn is None else fn
+
+
+cdef tuple _parents_of(tuple args, object vjps):
+    """Per input, its tape parent or None; None when no input needs a gradient."""
+    cdef Py_ssize_t n = len(args), i
+    cdef tuple out = None
+    cdef object p
+    for i in range(n):
+        if _parent_of(args[i], vjps, i) is not None:
+            break
+    else:
+        return None
+    out = PyTuple_New(n)
+    for i in range(n):
+        p = _parent_of(args[i], vjps, i)
+        Py_INCREF(p)  # PyTuple_SET_ITEM steals a reference
+        PyTuple_SET_ITEM(out, i, p)
+    return out
+
+
 cpdef object record(OpDef op, tuple args, object attrs):
     """The eager applier: compute ``op`` and, if a gradient is needed, record one TapeNode."""
-    cdef Py_ssize_t n = len(args), i
-    cdef list values = [None] * n
-    cdef list parents = None
-    cdef bint needs_grad = False
-    cdef object a, vjps = op.vjps, out, grad_fn
-    cdef TensorBase t
-    for i in range(n):
-        a = args[i]
-        if isinstance(a, TensorBase):
-            t = <TensorBase>a
-            values[i] = _scalar_if_0d(t._data)
-            if t._requires_grad and vjps[i] is not None:
-                if parents is None:
-                    parents = [None] * n
-                parents[i] = t.grad_fn if t.grad_fn is not None else t
-                needs_grad = True
-        else:
-            values[i] = a
+    cdef tuple values = _plain_values(args)
+    cdef object out
     try:
-        out = _forward(op, values, n, attrs)
+        out = _forward(op, values, len(values), attrs)
     except Exception as e:
         raise _op_error(op, values, attrs, e) from e
     if type(out) is not _ndarray and not isinstance(out, _generic):
         out = _asarray(out)
-    cdef TapeNode node
-    if needs_grad and op.differentiable and _grad_state.enabled:
-        node = TapeNode.__new__(TapeNode)
-        node._versions = _version_sum(args)
-        node.op = op
-        node.inputs = args
-        node.attrs = attrs
-        node.ans = out
-        node.parents = tuple(parents)
-        PyObject_GC_UnTrack(<void*>node.inputs)   # held only by the node, which is untracked
-        PyObject_GC_UnTrack(<void*>node.parents)
-        return _new_tensor(out, node)
-    return _new_tensor(out, None)
+    if not (op.differentiable and fg_grad_enabled):
+        return _new_tensor(out, None)
+    cdef tuple parents = _parents_of(args, op.vjps)
+    if parents is None:
+        return _new_tensor(out, None)
+    cdef TapeNode node = TapeNode.__new__(TapeNode)
+    node._versions = _version_sum(args)
+    node.op = op
+    node.inputs = args
+    node.attrs = attrs
+    node.ans = out
+    node.parents = parents
+    PyObject_GC_UnTrack(<void*>args)      # held only by the node, which is untracked
+    PyObject_GC_UnTrack(<void*>parents)
+    return _new_tensor(out, node)
 
 
 # ---- backward ---------------------------------------------------------------------------------
@@ -333,10 +730,49 @@ cdef object _fit_to_input(object gi, object x):
     return gi
 
 
+cdef inline object _slot_value(Py_ssize_t slot, object g, object ans, tuple args):
+    return g if slot == 0 else (ans if slot == 1 else args[slot - 2])
+
+
+cdef inline object _eager_vjp(tuple recipe, object g, object ans, tuple args, object into,
+                              object acc):
+    """The compiled VJP ``recipe`` (see ``OpDef.set_eager_vjps``), or None where it does not
+    apply; ``into``, ``acc``: as for ``_ew``."""
+    cdef object k = recipe[0]
+    if len(recipe) == 2:
+        return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args), None, into, acc)
+    return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args),
+               _slot_value(recipe[2], g, ans, args), into, acc)
+
+
 cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, tuple args,
-                            bint create_graph):
-    cdef object rule = node.op.vjps[i]  # (vjps may be a lazy table for variadic ops)
+                            bint create_graph, object into, object acc, int* how):
+    """The gradient for input ``i``.  ``how`` says where it came from: ``_GI_PASSED`` (it is
+    ``g``), ``_GI_FRESH`` (a new array -- or ``into`` -- that nothing else holds),
+    ``_GI_ADDED`` (it was added into ``acc``, the input's gradient sum so far, which is
+    returned) or ``_GI_OTHER`` (a VJP rule's result, which may share memory with anything)."""
+    cdef OpDef op = node.op
+    cdef object rule, gi, fitted
     cdef object x = args[i]
+    how[0] = _GI_OTHER
+    if not create_graph and op.eager_vjps is not None:
+        recipe = op.eager_vjps[i]
+        if recipe is not None:
+            if (<tuple>recipe)[0] is None:  # the gradient passes through
+                how[0] = _GI_PASSED
+                return _fit_to_input(g, x)
+            if acc is not None:
+                gi = _eager_vjp(<tuple>recipe, g, ans, args, None, acc)
+                if gi is not None:  # (acc has the input's layout: nothing to fit)
+                    how[0] = _GI_ADDED
+                    return gi
+            gi = _eager_vjp(<tuple>recipe, g, ans, args, into, None)
+            if gi is not None:
+                fitted = _fit_to_input(gi, x)
+                if fitted is gi:
+                    how[0] = _GI_FRESH
+                return fitted
+    rule = op.vjps[i]  # (vjps may be a lazy table for variadic ops)
     if rule is _ZERO:
         gi = np.zeros(np.shape(x), dtype=np.result_type(g))
         return _new_tensor(gi, None) if create_graph else gi
@@ -345,6 +781,59 @@ cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, t
     else:
         gi = rule(g, ans, *args)
     return _fit_to_input(gi, x)
+
+
+cdef enum:
+    _GI_OTHER = 0
+    _GI_PASSED = 1
+    _GI_FRESH = 2
+    _GI_ADDED = 3
+
+
+cdef inline object _accumulate(object prev, bint* owned, TapeNode tn, Py_ssize_t i, object g,
+                               object ans, tuple args, bint create_graph, object into,
+                               int* how):
+    """A parent's new gradient sum: ``prev`` (its ``_g``; ``owned[0]``, its ``_g_owned``,
+    updated) plus input ``i``'s gradient."""
+    cdef bint prev_owned = owned[0] and prev is not None
+    cdef object gi = _input_gradient(tn, i, g, ans, args, create_graph, into,
+                                     prev if prev_owned else None, how)
+    if how[0] == _GI_ADDED:
+        return prev  # already summed into prev, in place
+    if prev is None:
+        owned[0] = how[0] == _GI_FRESH
+        return gi
+    return _sum_grads(prev, prev_owned, gi, owned)
+
+
+cdef inline object _sum_grads(object prev, bint prev_owned, object gi, bint* owned):
+    """``prev + gi`` for two gradients reaching one node.  ``prev_owned``: only the walk holds
+    ``prev``, so the sum may overwrite it; ``owned[0]`` says the same of the result."""
+    cdef object r = _ew(<OpDef>_ADD, prev, gi, prev if prev_owned else None)
+    owned[0] = type(r) is _ndarray  # (NumPy scalars are immutable)
+    return prev + gi if r is None else r
+
+
+cdef inline Py_ssize_t _push(list stack, Py_ssize_t n, object item) except -1:
+    if n < len(stack):
+        stack[n] = item
+    else:
+        stack.append(item)
+    return n + 1
+
+
+cdef tuple _plain_values(tuple inputs):
+    """The inputs with Tensors replaced by their values (0-d ones as NumPy scalars)."""
+    cdef Py_ssize_t n = len(inputs), i
+    cdef tuple out = PyTuple_New(n)
+    cdef object v
+    for i in range(n):
+        v = inputs[i]
+        if isinstance(v, TensorBase):
+            v = _scalar_if_0d((<TensorBase>v)._data)
+        Py_INCREF(v)  # PyTuple_SET_ITEM steals a reference
+        PyTuple_SET_ITEM(out, i, v)
+    return out
 
 
 cdef unsigned long long _walk_counter = 0
@@ -401,11 +890,16 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     _walk_counter += 1
     cdef unsigned long long stamp = _walk_counter
     cdef list stack = []
+    # nodes whose gradient is complete, as a stack: ready[:n_ready] (a list popped to empty and
+    # refilled would be reallocated on every node)
     cdef list ready = []
+    cdef Py_ssize_t n_ready = 0
     cdef list visited = []
     cdef bint finished = False
     cdef object node, parent, g, gi, ans, prev
-    cdef Py_ssize_t i, n_parents
+    cdef Py_ssize_t i, n_parents, last
+    cdef bint g_owned, owned
+    cdef int how
     cdef tuple parents, inputs, args
     cdef TapeNode tn, pn
     cdef TensorBase leaf
@@ -423,6 +917,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 tn._walk = stamp
                 tn._deps = 0
                 tn._g = None
+                tn._g_owned = False
                 stack.append(tn)
         else:
             leaf = <TensorBase>node
@@ -430,6 +925,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 leaf._walk = stamp
                 leaf._deps = 0
                 leaf._g = None
+                leaf._g_owned = False
     while stack:
         tn = <TapeNode>stack.pop()
         for parent in tn.parents:
@@ -443,6 +939,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                     pn._walk = stamp
                     pn._deps = 1
                     pn._g = None
+                    pn._g_owned = False
                     stack.append(pn)
                     visited.append(pn)
             else:
@@ -453,6 +950,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                     leaf._walk = stamp
                     leaf._deps = 1
                     leaf._g = None
+                    leaf._g_owned = False
                     visited.append(leaf)
 
     # 2. Kahn's order from the roots
@@ -472,16 +970,18 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
             tn = <TapeNode>node
             if tn._deps == 0:
                 tn._deps = -1  # queued once, even if listed twice
-                ready.append(tn)
+                n_ready = _push(ready, n_ready, tn)
         else:
             leaf = <TensorBase>node
             if leaf._deps == 0:
                 leaf._deps = -1
-                ready.append(leaf)
+                n_ready = _push(ready, n_ready, leaf)
 
     try:
-        while ready:
-            node = ready.pop()
+        while n_ready:
+            n_ready -= 1
+            node = ready[n_ready]
+            ready[n_ready] = None
             if type(node) is not TapeNode:
                 leaf = <TensorBase>node
                 g = leaf._g
@@ -493,6 +993,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 continue
             tn = <TapeNode>node
             g = tn._g
+            g_owned = tn._g_owned and not create_graph
             tn._g = None
             inputs = tn.inputs
             if inputs is None:
@@ -500,37 +1001,46 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
             if tn._versions != _version_sum(inputs):
                 raise RuntimeError(_MODIFIED_MESSAGE.format(op=tn.op.name))
             if tn.hooks is not None or tn.retained is not None:
-                g = engine.node_hooks(tn, g, create_graph)
+                g = engine.node_hooks(tn, g, create_graph)  # (user code may keep g)
+                g_owned = False
             if capturing and id(tn) in capture:
                 capture[id(tn)] = g
+                g_owned = False
             if create_graph:
                 args = inputs
                 ans = _new_tensor(tn.ans, tn)
             else:
-                args = tuple([_scalar_if_0d((<TensorBase>a)._data) if isinstance(a, TensorBase)
-                              else a for a in inputs])
+                args = _plain_values(inputs)
                 ans = tn.ans
             parents = tn.parents
             n_parents = len(parents)
+            last = -1  # the last input needing a gradient: it may take g's buffer
             for i in range(n_parents):
+                parent = parents[i]
+                if parent is not None and not (capturing and id(parent) not in needed):
+                    last = i
+            for i in range(last + 1):
                 parent = parents[i]
                 if parent is None or (capturing and id(parent) not in needed):
                     continue
-                gi = _input_gradient(tn, i, g, ans, args, create_graph)
                 if type(parent) is TapeNode:
                     pn = <TapeNode>parent
-                    prev = pn._g
-                    pn._g = gi if prev is None else prev + gi
+                    pn._g = _accumulate(pn._g, &pn._g_owned, tn, i, g, ans, args,
+                                        create_graph, g if g_owned and i == last else None,
+                                        &how)
                     pn._deps -= 1
                     if pn._deps == 0:
-                        ready.append(pn)
+                        n_ready = _push(ready, n_ready, pn)
                 else:
                     leaf = <TensorBase>parent
-                    prev = leaf._g
-                    leaf._g = gi if prev is None else prev + gi
+                    leaf._g = _accumulate(leaf._g, &leaf._g_owned, tn, i, g, ans, args,
+                                          create_graph, g if g_owned and i == last else None,
+                                          &how)
                     leaf._deps -= 1
                     if leaf._deps == 0:
-                        ready.append(leaf)
+                        n_ready = _push(ready, n_ready, leaf)
+                if how != _GI_FRESH and how != _GI_ADDED:
+                    g_owned = False  # g handed on, or seen by a rule that may keep it
             if not retain_graph:
                 tn.inputs = None
                 tn.ans = None

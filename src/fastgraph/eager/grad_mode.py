@@ -5,15 +5,25 @@ from __future__ import annotations
 import functools
 import threading
 
+from .._tape import is_grad_enabled as _is_enabled, set_grad_enabled as _set_enabled
+
 __all__ = ["no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled"]
 
 
 class _State(threading.local):
-    enabled = True  # every new thread starts with recording on
     transform_depth = 0  # how many fg.grad-style transforms are evaluating their function
 
+    # The switch itself is a C thread-local of the compiled recorder, which reads it on every
+    # operation; every new thread starts with recording on.
+    @property
+    def enabled(self) -> bool:
+        return _is_enabled()
 
-# read by the compiled recorder on every operation
+    @enabled.setter
+    def enabled(self, mode: bool) -> None:
+        _set_enabled(bool(mode))
+
+
 _state = _State()
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
+
 __all__ = ["OpDef", "REGISTRY", "ZERO", "defop", "apply", "register_kind"]
 
 
@@ -42,12 +44,15 @@ REGISTRY: dict[str, OpDef] = {}
 def defop(name: str, forward: Callable, *vjps, shape: Callable | None = None,
           elementwise: bool = False, opcode: str | None = None,
           differentiable: bool = True, variadic: bool = False,
-          operator: Callable | None = None, scalar_math: Callable | None = None) -> OpDef:
+          operator: Callable | None = None, scalar_math: Callable | None = None,
+          kernel=None) -> OpDef:
     """Declare an operation once; returns its :class:`OpDef`.
 
     ``variadic`` ops take their array inputs as one sequence (``concatenate``, ``stack``).
     ``differentiable=False`` ops (comparisons) produce results that never require grad.
     ``operator``/``scalar_math``: optional fast paths with identical results (see ``OpDef``).
+    ``kernel``: the compiled elementwise kernel the tape may call on small float arrays instead
+    of ``forward`` (``OpDef.set_kernel``); a NumPy-ufunc ``forward`` is its own kernel.
     """
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
@@ -55,8 +60,18 @@ def defop(name: str, forward: Callable, *vjps, shape: Callable | None = None,
         opcode = name
     op = OpDef(name, forward, vjps, shape, elementwise, opcode, differentiable, variadic,
                operator, scalar_math)
+    if kernel is None and _is_numpy_ufunc(forward):
+        kernel = forward
+    if kernel is not None:
+        op.set_kernel(kernel)
     REGISTRY[name] = op
     return op
+
+
+def _is_numpy_ufunc(f) -> bool:
+    """A ufunc of NumPy's own namespace (SciPy's special functions are ufuncs too, but report
+    errors their own way: they keep going through the ufunc machinery)."""
+    return isinstance(f, np.ufunc) and getattr(np, f.__name__, None) is f
 
 
 # The dispatcher is compiled (every operation goes through it): see fastgraph._tape.apply.

@@ -27,7 +27,7 @@ def _unary(name, forward, vjp, **kw):
     op = defop(name, forward, vjp, shape=_broadcast_rule(name), elementwise=True, **kw)
 
     def fn(x):
-        return apply(op, (x,), {})
+        return apply(op, (x,), None)  # no attributes: None saves a dict per call
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (NumPy semantics), differentiable.\n\n" \
@@ -40,7 +40,7 @@ def _binary(name, forward, vjp_x, vjp_y, **kw):
     op = defop(name, forward, vjp_x, vjp_y, shape=_broadcast_rule(name), elementwise=True, **kw)
 
     def fn(x, y):
-        return apply(op, (x, y), {})
+        return apply(op, (x, y), None)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` with NumPy broadcasting, differentiable.\n\n" \
@@ -156,10 +156,24 @@ def _sigmoid_grad_forward(s, g):
 # tanh_grad(t, g) = g * (1 - t^2), where t = tanh(x); sigmoid_grad(s, g) = g * s * (1 - s)
 tanh_grad = _binary("tanh_grad", _tanh_grad_forward,
                     lambda G, ans, t, g: -2 * G * g * t,
-                    lambda G, ans, t, g: F.tanh_grad(t, G))
+                    lambda G, ans, t, g: F.tanh_grad(t, G), kernel="tanh_grad")
 sigmoid_grad = _binary("sigmoid_grad", _sigmoid_grad_forward,
                        lambda G, ans, s, g: G * g * (1 - 2 * s),
-                       lambda G, ans, s, g: F.sigmoid_grad(s, G))
+                       lambda G, ans, s, g: F.sigmoid_grad(s, G), kernel="sigmoid_grad")
+
+# ---- compiled VJPs for the plain-array backward pass ------------------------------------------
+# ``create_graph=False`` backward passes on small float arrays run these instead of the rules
+# above: the same arithmetic as one compiled kernel, without a Python frame or NumPy's dispatch
+# (see ``OpDef.set_eager_vjps``; tests check each against its rule).  "g" passes the gradient on.
+add.op.set_eager_vjps(["g", "g"])
+subtract.op.set_eager_vjps(["g", (negative.op, "g")])
+multiply.op.set_eager_vjps([(multiply.op, "g", 1), (multiply.op, "g", 0)])
+divide.op.set_eager_vjps([(divide.op, "g", 1), None])
+negative.op.set_eager_vjps([(negative.op, "g")])
+exp.op.set_eager_vjps([(multiply.op, "g", "ans")])
+log.op.set_eager_vjps([(divide.op, "g", 0)])
+tanh.op.set_eager_vjps([(tanh_grad.op, "ans", "g")])
+sigmoid.op.set_eager_vjps([(sigmoid_grad.op, "ans", "g")])
 
 # ---- piecewise constant: zero gradient ------------------------------------------------------
 sign = _unary("sign", np.sign, ZERO)

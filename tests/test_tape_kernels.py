@@ -1,0 +1,225 @@
+"""The tape's compiled elementwise kernels (``OpDef.set_kernel``) and compiled VJPs
+(``OpDef.set_eager_vjps``): same results as NumPy bit for bit, same dtypes, same warnings, and the
+NumPy path wherever the kernels do not apply."""
+import warnings
+
+import numpy as np
+import pytest
+
+import fastgraph as fg
+from fastgraph import ops as F
+
+KERNEL_OPS = sorted(name for name, op in F.REGISTRY.items() if op.has_kernel)
+VJP_OPS = sorted(name for name, op in F.REGISTRY.items() if op.eager_vjps is not None)
+DTYPES = [np.float64, np.float32]
+
+
+def _data(rng, name, shape, dtype):
+    x = rng.uniform(0.3, 2.0, size=shape)  # inside every op's domain (log, sqrt, power, ...)
+    return x.astype(dtype)
+
+
+def _fn(name):
+    return getattr(F, name)
+
+
+def test_expected_ops_have_kernels():
+    for name in ("add", "subtract", "multiply", "divide", "negative", "exp", "log", "tanh",
+                 "tanh_grad", "sigmoid_grad"):
+        assert name in KERNEL_OPS
+    # a gufunc and SciPy's ufuncs keep the ufunc machinery
+    assert not F.REGISTRY["matmul"].has_kernel
+    assert not F.REGISTRY["sigmoid"].has_kernel
+    assert not F.REGISTRY["erf"].has_kernel
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(64,), (3, 5)])
+@pytest.mark.parametrize("name", KERNEL_OPS)
+def test_kernel_matches_numpy_bit_for_bit(name, shape, dtype, rng):
+    op = F.REGISTRY[name]
+    nin = 2 if name in ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
+                        "floor_divide", "tanh_grad", "sigmoid_grad") else 1
+    xs = [_data(rng, name, shape, dtype) for _ in range(nin)]
+    want = op.forward(*xs)
+    for got in (_fn(name)(*xs),                                        # plain arrays
+                _fn(name)(*[fg.tensor(x, requires_grad=True) for x in xs]).data):  # the tape
+        assert got.dtype == want.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("scalar", [0.3, 3, np.float64(1.7), np.float32(1.7), -2.5])
+def test_array_with_scalar_operand(dtype, scalar, rng):
+    x = _data(rng, "multiply", (64,), dtype)
+    t = fg.tensor(x, requires_grad=True)
+    for name in ("add", "subtract", "multiply", "divide", "maximum"):
+        f = _fn(name)
+        for got, want in ((f(t, scalar).data, F.REGISTRY[name].forward(x, scalar)),
+                          (f(scalar, t).data, F.REGISTRY[name].forward(scalar, x))):
+            assert got.dtype == want.dtype  # float32 * np.float64 promotes, as in NumPy
+            np.testing.assert_array_equal(got, want)
+
+
+def test_paths_the_kernels_leave_to_numpy(rng):
+    x = rng.standard_normal((4, 6))
+    cases = [
+        (x[:, ::2], x[:, 1::2]),                 # not contiguous
+        (x, x[0]),                               # broadcasting
+        (x.astype(np.float32), x),               # mixed dtypes
+        (x.astype(np.int64), x.astype(np.int64)),  # integers
+        (x.T, x.T),                              # Fortran order
+        (x.astype(">f8"), x.astype(">f8")),      # byte-swapped
+        (x, 10 ** 30),                           # a Python int beyond float32's exact range
+        (x.astype(np.float32), 1e300),           # a float beyond float32's range
+    ]
+    with np.errstate(over="ignore"):
+        for a, b in cases:
+            t = fg.tensor(a, requires_grad=a.dtype.kind == "f")
+            got = (t * b).data
+            want = a * b
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+
+
+def test_zero_d_results_stay_numpy_scalars_for_plain_values():
+    got = fg.add(np.array(1.5), np.array(2.0))
+    assert type(got) is type(np.add(np.array(1.5), np.array(2.0)))
+
+
+def test_floating_point_errors_warn_and_raise_as_numpy_says():
+    x = np.array([0.0, 1.0, 2.0])
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        y = fg.log(fg.tensor(x, requires_grad=True))
+    assert y.data[0] == -np.inf
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        fg.log(fg.tensor(x))
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        fg.log(x)  # plain arrays too
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(over="ignore"):
+            assert np.isinf(fg.exp(fg.tensor(np.full(8, 1000.0))).data).all()
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        fg.exp(fg.tensor(np.full(8, 1000.0)))
+
+
+def test_flags_left_set_before_an_op_are_not_blamed_on_it():
+    big = float("1e308")
+    assert big * 10.0 == float("inf")  # Python float math leaves the CPU's overflow flag set
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = fg.tensor(np.ones(4)) * 2.0
+    np.testing.assert_array_equal(y.data, np.full(4, 2.0))
+
+
+# ---- compiled VJPs against the rules they replace ---------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(64,), ()])  # () runs on NumPy scalars
+@pytest.mark.parametrize("name", VJP_OPS)
+def test_eager_vjps_match_the_rules_bit_for_bit(name, shape, dtype, rng):
+    op = F.REGISTRY[name]
+    n = len(op.vjps)
+    xs = [_data(rng, name, shape, dtype) for _ in range(n)]
+    g = np.asarray(rng.standard_normal(shape), dtype=dtype)
+    ts = [fg.tensor(x, requires_grad=True) for x in xs]
+    out = _fn(name)(*ts)
+    got = fg.autograd.grad(out, ts, grad_outputs=fg.tensor(g))
+    vals = [x[()] for x in xs]  # the tape computes 0-d values as NumPy scalars
+    ans = op.forward(*vals)
+    for i in range(n):
+        want = op.vjps[i](g[()], ans, *vals)
+        assert got[i].dtype == dtype
+        np.testing.assert_array_equal(got[i].data, np.asarray(want, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scalar_values_keep_numpy_types(dtype):
+    x, y = dtype(1.5), dtype(0.25)
+    for name in ("add", "multiply", "divide", "tanh_grad"):
+        got, want = _fn(name)(x, y), F.REGISTRY[name].forward(x, y)
+        assert type(got) is type(want) and got == want
+    got = fg.tanh(x)
+    assert type(got) is type(np.tanh(x)) and got == np.tanh(x)
+    assert type(fg.multiply(x, 2.0)) is dtype
+    assert type(fg.multiply(np.float32(1.5), np.float64(2.0))) is np.float64
+
+
+def test_eager_vjps_keep_create_graph_differentiable():
+    x = fg.tensor(np.linspace(0.1, 1.0, 8), requires_grad=True)
+    y = fg.tanh(x * x).sum()
+    (g,) = fg.autograd.grad(y, x, create_graph=True)
+    (gg,) = fg.autograd.grad(g.sum(), x)
+    xd = x.data
+    t = np.tanh(xd * xd)
+    # d/dx [2x (1 - t^2)] = 2 (1 - t^2) - 8 x^2 t (1 - t^2)
+    np.testing.assert_allclose(gg.data, 2 * (1 - t * t) - 8 * xd * xd * t * (1 - t * t),
+                               rtol=1e-12)
+
+
+def test_eager_vjp_recipes_are_checked():
+    with pytest.raises(ValueError, match="kernel"):
+        F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["sigmoid"], "g"), None])
+    with pytest.raises(ValueError, match="built-in kernel"):
+        F.REGISTRY["add"].set_kernel("no_such_loop")
+
+
+# ---- gradient buffers the walk overwrites (in-place sums, a dead gradient reused) -------------
+def _chain(a, b, n=6):
+    z = a
+    for _ in range(n):
+        z = fg.tanh(z * a + b) - z * 0.5
+    return z.sum()
+
+
+@pytest.mark.parametrize("shape", [(64,), ()])
+def test_in_place_gradient_buffers_match_the_create_graph_path(shape):
+    rng = np.random.default_rng(5)
+    a0, b0 = rng.uniform(0.2, 0.8, shape), rng.uniform(-0.5, 0.5, shape)
+    a, b = fg.tensor(a0, requires_grad=True), fg.tensor(b0, requires_grad=True)
+    _chain(a, b).backward()
+    # with create_graph the gradients are Tensors: nothing is overwritten in place
+    a2, b2 = fg.tensor(a0, requires_grad=True), fg.tensor(b0, requires_grad=True)
+    ga, gb = fg.autograd.grad(_chain(a2, b2), [a2, b2], create_graph=True)
+    np.testing.assert_array_equal(a.grad.data, ga.data)
+    np.testing.assert_array_equal(b.grad.data, gb.data)
+
+
+def test_gradients_seen_by_hooks_and_retain_grad_are_not_overwritten():
+    x = fg.tensor(np.linspace(0.1, 1.0, 16), requires_grad=True)
+    seen = {}
+    m = x * 3.0
+    m.register_hook(lambda g: seen.setdefault("m", g.data))
+    u = -m                     # a fresh gradient reaches m through negative's VJP
+    u.retain_grad()
+    w = u * x                  # u's gradient is w's gradient times x, a fresh array
+    y = (w * 2.0).sum()
+    y.backward()
+    xd = x.data
+    np.testing.assert_array_equal(u.grad.data, 2.0 * xd)
+    np.testing.assert_array_equal(seen["m"], -(2.0 * xd))
+    np.testing.assert_array_equal(x.grad.data, 2.0 * -(3.0 * xd) + -(2.0 * xd) * 3.0)
+
+
+def test_seed_gradient_is_not_overwritten():
+    x = fg.tensor(np.ones(8), requires_grad=True)
+    y = (x * 2.0) * 3.0 + x * 1.0
+    seed = np.full(8, 0.5)
+    y.backward(seed)
+    np.testing.assert_array_equal(seed, np.full(8, 0.5))
+    np.testing.assert_array_equal(x.grad.data, np.full(8, 3.5))
+
+
+def test_floating_point_error_in_an_in_place_sum_leaves_numpy_to_report_it():
+    def summed_gradients_overflow():
+        x = fg.tensor(np.full(4, 1e-300), requires_grad=True)
+        y = (x * 1e308 + x * 1e308 + x * 1e308).sum()  # forward: finite; x's gradient: inf
+        return x, y
+
+    x, y = summed_gradients_overflow()
+    with pytest.warns(RuntimeWarning, match="overflow encountered in add"):
+        y.backward()
+    assert np.isinf(x.grad.data).all()
+    x, y = summed_gradients_overflow()
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        y.backward()
