@@ -500,3 +500,20 @@ def test_thread_split_follows_estimated_work():
         return int(re.findall(r"block=(\d+)", text)[0])
 
     assert blocks(fg.tanh) < 1000 <= blocks(lambda y: y + 1.0)
+
+
+def test_long_program_on_small_array_keeps_vectorised_transcendentals():
+    """Small light regions use NumPy's own loops (exactly the unfused results); a heavy one on
+    as few elements keeps the VM's vectorised kernels, which are ~10x faster there."""
+    def strategy(n_ops):
+        g = fg.Graph()
+        with g.as_default():
+            a = fg.placeholder(fg.float64, (1000,))
+            y = a
+            for _ in range(n_ops):
+                y = fg.tanh(y) * 0.5 + a
+            text = fg.Session(g).explain(y, {a: np.zeros(1000)})
+        return re.findall(r"strategy=(\w+)", text)[0]
+
+    assert strategy(2) == "ufunc"
+    assert strategy(500) == "auto"
