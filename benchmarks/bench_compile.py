@@ -13,13 +13,19 @@ Method: wall-clock of one cold build per library and size (each build is a fresh
 0.05x TF1's and steady <= 0.25x TF1's (the latter once the fuse pass lands); at 1,000 ops first run
 <= 0.2x JAX's.
 
-Measured (``--quick``, shared 2-core VM under heavy load from parallel builds, jax 0.10.2,
-tensorflow-cpu 2.21; the load inflates every number, peers included):
+Measured (``--quick``, 2-core VM otherwise idle, 2026-11-30, jax 0.10.2, tensorflow-cpu 2.21):
 
-    first run, 1,000 ops:   fastgraph 0.075 s, jax 3.58 s, tf1 1.36 s -> 0.021x jax (target 0.2x: met)
-    first run, 10,000 ops:  fastgraph 1.06 s, tf1 19.8 s            -> 0.054x tf1 (target 0.05x: just missed)
-    steady, 10,000 ops:     fastgraph 140 ms, tf1 26.5 ms           -> 5.3x tf1 (target 0.25x: needs the fuse pass)
-    unloaded, fastgraph alone: 1,000 / 10,000 / 100,000 ops first run 0.06 / 0.62 / 9.1 s (linear)
+    first run, 1,000 ops:   fastgraph 0.075 s, jax 1.78 s, tf1 0.735 s -> 0.042x jax (target 0.2x: met)
+    first run, 10,000 ops:  fastgraph 0.334 s, tf1 7.83 s            -> 0.043x tf1 (target 0.05x: met)
+    steady, 10,000 ops:     fastgraph 5.5 ms, tf1 12.5 ms            -> 0.445x tf1 (target 0.25x: missed)
+    full run, fastgraph alone: 1,000 / 10,000 / 100,000 ops first run 0.09 / 0.57 / 5.4 s
+
+Where the steady time goes: one fused kernel of 6,667 instructions (3,333 vectorised tanh at
+~1.3 ns/element, 833 sin through NumPy's loop) over 1,000 elements, ~5.5 ms on one thread; it is
+split into 4 blocks for 2 threads (``fuse._geometry``), which gave 4-5.7 ms rather than the ~3 ms a
+perfect split would.  First-run time: the ``fuse`` pass (region growing + kernel compilation) is
+about half of it; a paused garbage collector, one-pass canonicalisation and C-level program
+validation took ~20% off.
 
 Run: ``python benchmarks/bench_compile.py [--quick] [--json out.json]``.
 """
