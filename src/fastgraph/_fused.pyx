@@ -23,6 +23,7 @@ from libc.stdint cimport uintptr_t
 from libc.math cimport (exp, expm1, log, log1p, sqrt, sin, cos, tan, tanh, sinh, cosh, atan,
                         erf, pow, floor, ceil, fabs)
 cimport numpy as cnp
+from fastgraph._ufunc_loops cimport find_loop, loop_t
 import numpy as np
 
 cnp.import_array()
@@ -31,7 +32,6 @@ ctypedef fused real:
     float
     double
 
-ctypedef void (*loop_t)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
 
 # --------------------------------------------------------------------------------------------
 # fastgraph's own vectorisable transcendentals ("vec" strategy).  Branch-free so that the C
@@ -435,28 +435,6 @@ cdef int MODE_VEC = 1
 cdef int MODE_UFUNC = 2
 
 
-cdef int _find_loop(object ufunc_obj, int nargs, char tc, loop_t* fn, void** data) except -1:
-    """Find the inner loop of ``ufunc_obj`` whose types are all ``tc`` (e.g. ``dd->d``)."""
-    cdef cnp.ufunc uf = <cnp.ufunc?>ufunc_obj
-    cdef int i, j
-    cdef bint ok
-    fn[0] = NULL
-    data[0] = NULL
-    if uf.nargs != nargs or uf.functions == NULL or uf.types == NULL:
-        return 0
-    for i in range(uf.ntypes):
-        ok = True
-        for j in range(nargs):
-            if uf.types[i * nargs + j] != tc:
-                ok = False
-                break
-        if ok and uf.functions[i] != NULL:
-            fn[0] = <loop_t><void*>uf.functions[i]
-            data[0] = uf.data[i] if uf.data != NULL else NULL
-            return 1
-    return 0
-
-
 def _init_tables():
     from fastgraph.fused import opcodes as _op
     cdef int i, k
@@ -490,15 +468,15 @@ def _init_tables():
             continue
         uf = getattr(np, op.ufunc)
         k = vm_names[op.name]
-        _find_loop(uf, op.arity + 1, cnp.NPY_DOUBLE, &_loop_d[k], &_loopdata_d[k])
-        _find_loop(uf, op.arity + 1, cnp.NPY_FLOAT, &_loop_f[k], &_loopdata_f[k])
+        find_loop(uf, op.arity + 1, cnp.NPY_DOUBLE, &_loop_d[k], &_loopdata_d[k])
+        find_loop(uf, op.arity + 1, cnp.NPY_FLOAT, &_loop_f[k], &_loopdata_f[k])
     # log1p is needed by softplus even if its own entry changes
     if _loop_d[K_LOG1P] == NULL:
-        _find_loop(np.log1p, 2, cnp.NPY_DOUBLE, &_loop_d[K_LOG1P], &_loopdata_d[K_LOG1P])
-        _find_loop(np.log1p, 2, cnp.NPY_FLOAT, &_loop_f[K_LOG1P], &_loopdata_f[K_LOG1P])
+        find_loop(np.log1p, 2, cnp.NPY_DOUBLE, &_loop_d[K_LOG1P], &_loopdata_d[K_LOG1P])
+        find_loop(np.log1p, 2, cnp.NPY_FLOAT, &_loop_f[K_LOG1P], &_loopdata_f[K_LOG1P])
     if _loop_d[K_EXP] == NULL:
-        _find_loop(np.exp, 2, cnp.NPY_DOUBLE, &_loop_d[K_EXP], &_loopdata_d[K_EXP])
-        _find_loop(np.exp, 2, cnp.NPY_FLOAT, &_loop_f[K_EXP], &_loopdata_f[K_EXP])
+        find_loop(np.exp, 2, cnp.NPY_DOUBLE, &_loop_d[K_EXP], &_loopdata_d[K_EXP])
+        find_loop(np.exp, 2, cnp.NPY_FLOAT, &_loop_f[K_EXP], &_loopdata_f[K_EXP])
 
 
 _init_tables()

@@ -14,6 +14,7 @@ its inputs and parents, never back to the output; TapeNode opts out of the cycli
 """
 cimport cython
 cimport numpy as cnp
+from fastgraph._ufunc_loops cimport find_loop, loop_t
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport Py_INCREF
@@ -38,7 +39,6 @@ cdef extern from "<fenv.h>" nogil:
     int FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID
 
 # A NumPy inner loop: ``loop(args, dimensions, steps, data)`` (``PyUFuncGenericFunction``).
-ctypedef void (*loop_t)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
 
 # The VJP building blocks as inner loops of the same signature.  Each is the NumPy expression in
 # its comment, operation by operation (same roundings: contraction into FMA is off), so results
@@ -152,9 +152,9 @@ cdef class OpDef:
             nin = source.nin
             if source.nout != 1 or nin not in (1, 2) or source.signature is not None:
                 return False
-            if not _find_loop(source, nin + 1, cnp.NPY_DOUBLE, &ld, &dd):
+            if not find_loop(source, nin + 1, cnp.NPY_DOUBLE, &ld, &dd):
                 return False
-            if not _find_loop(source, nin + 1, cnp.NPY_FLOAT, &lf, &df):
+            if not find_loop(source, nin + 1, cnp.NPY_FLOAT, &lf, &df):
                 return False
         self._knin = nin
         self._loop[0], self._loop[1] = ld, lf
@@ -187,26 +187,6 @@ cdef class OpDef:
                 out.append((k,) + tuple(0 if v == "g" else 1 if v == "ans" else 2 + int(v)
                                         for v in slots))
         self.eager_vjps = tuple(out)
-
-
-cdef int _find_loop(object ufunc_obj, int nargs, char tc, loop_t* fn, void** data) except -1:
-    """Find the inner loop of ``ufunc_obj`` whose types are all ``tc`` (e.g. ``dd->d``)."""
-    cdef cnp.ufunc uf = <cnp.ufunc?>ufunc_obj
-    cdef int i, j
-    cdef bint ok
-    if uf.nargs != nargs or uf.functions == NULL or uf.types == NULL:
-        return 0
-    for i in range(uf.ntypes):
-        ok = True
-        for j in range(nargs):
-            if uf.types[i * nargs + j] != tc:
-                ok = False
-                break
-        if ok and uf.functions[i] != NULL:
-            fn[0] = <loop_t><void*>uf.functions[i]
-            data[0] = uf.data[i] if uf.data != NULL else NULL
-            return 1
-    return 0
 
 
 @cython.no_gc
@@ -702,15 +682,8 @@ _FREED_MESSAGE = (
 
 cdef inline bint _same_layout(cnp.ndarray a, cnp.ndarray b):
     """Same shape and dtype, compared in C."""
-    cdef int nd = cnp.PyArray_NDIM(a), k
-    if nd != cnp.PyArray_NDIM(b):
-        return False
-    cdef cnp.npy_intp* da = cnp.PyArray_DIMS(a)
-    cdef cnp.npy_intp* db = cnp.PyArray_DIMS(b)
-    for k in range(nd):
-        if da[k] != db[k]:
-            return False
-    return cnp.PyArray_DESCR(a) == cnp.PyArray_DESCR(b)  # builtin dtypes are singletons
+    # builtin dtypes are singletons
+    return _same_dims(a, b) and cnp.PyArray_DESCR(a) == cnp.PyArray_DESCR(b)
 
 
 cdef object _fit_to_input(object gi, object x):
