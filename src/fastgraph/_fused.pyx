@@ -1427,6 +1427,62 @@ cdef class Program:
             _run_all(&c, <float*>c.scratch, nt)
         return 0
 
+    cdef object _bind_outputs(self, Work* w, object out, int nd, cnp.npy_intp* dims, int tn,
+                              Py_ssize_t nbytes, tuple inputs, Py_ssize_t* in_str,
+                              Py_ssize_t cols):
+        """The C fast paths' outputs: fresh arrays of shape ``dims`` when ``out`` is ``None``,
+        else ``out`` (one exact C-contiguous native ndarray per output, of that shape and dtype
+        ``tn``, disjoint from each other).  An output may be an input (the same memory: in place,
+        written directly when ``self.direct`` allows, else through scratch) -- with row strides
+        ``in_str`` only an input of the full shape.  Fills ``w.out_base``/``w.omode``; returns
+        the result (array or tuple), or ``None`` when the general path must take the call."""
+        cdef Py_ssize_t nin = self.nin, nout = self.nout, i, k
+        cdef cnp.ndarray a
+        cdef char* base
+        cdef char* ib
+        if out is None:
+            lst = []
+            for k in range(nout):
+                a = <cnp.ndarray>cnp.PyArray_EMPTY(nd, dims, tn, 0)
+                lst.append(a)
+                w.out_base[k] = <char*>cnp.PyArray_DATA(a)
+                w.omode[k] = OUT_CONTIG
+            return lst[0] if nout == 1 else tuple(lst)
+        if cnp.PyArray_CheckExact(out):
+            if nout != 1:
+                return None
+            seq = (out,)
+        elif type(out) is tuple or type(out) is list:
+            seq = out
+            if len(seq) != nout:
+                return None
+        else:
+            return None
+        for k in range(nout):
+            x = seq[k]
+            if not cnp.PyArray_CheckExact(x):
+                return None
+            a = <cnp.ndarray>x
+            if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
+                    or not cnp.PyArray_ISCARRAY(a) or cnp.PyArray_NDIM(a) != nd
+                    or memcmp(dims, cnp.PyArray_DIMS(a), nd * sizeof(cnp.npy_intp)) != 0):
+                return None
+            base = <char*>cnp.PyArray_DATA(a)
+            w.out_base[k] = base
+            w.omode[k] = OUT_CONTIG
+            for i in range(nin):
+                ib = w.in_base[i]
+                if base < ib + cnp.PyArray_NBYTES(<cnp.ndarray>inputs[i]) and ib < base + nbytes:
+                    if base != ib or (in_str != NULL and (in_str[2 * i] != cols
+                                                          or in_str[2 * i + 1] != 1)):
+                        return None     # partial or broadcast overlap: the general path copies
+                    if not self.direct[k * nin + i]:
+                        w.omode[k] = OUT_SCATTER
+            for i in range(k):
+                if _overlap(base, w.out_base[i], nbytes):
+                    return None         # the general path raises
+        return seq[0] if nout == 1 else tuple(seq)
+
     def fast_call(self, tuple inputs, out=None, num_threads=None):
         """``FusedKernel.__call__``'s fast path, all in C: every input an aligned, native-order,
         C-contiguous ``numpy.ndarray`` (exact type) of one float dtype and one shape; ``out``
@@ -1440,9 +1496,7 @@ cdef class Program:
         cdef cnp.ndarray a0, a
         cdef Work tmp
         cdef Work* w
-        cdef char* base
         cdef object x, res
-        cdef list lst
         if nin == 0 or len(inputs) != nin:
             return None
         x = inputs[0]
@@ -1473,52 +1527,9 @@ cdef class Program:
             _work_tables(w, <int>nin, <int>nout)
             for i in range(nin):
                 w.in_base[i] = <char*>cnp.PyArray_DATA(<cnp.ndarray>inputs[i])
-            if out is None:
-                if nout == 1:
-                    res = cnp.PyArray_EMPTY(nd, dims, tn, 0)
-                    w.out_base[0] = <char*>cnp.PyArray_DATA(<cnp.ndarray>res)
-                    w.omode[0] = OUT_CONTIG
-                else:
-                    lst = []
-                    for k in range(nout):
-                        a = <cnp.ndarray>cnp.PyArray_EMPTY(nd, dims, tn, 0)
-                        lst.append(a)
-                        w.out_base[k] = <char*>cnp.PyArray_DATA(a)
-                        w.omode[k] = OUT_CONTIG
-                    res = tuple(lst)
-            else:
-                if cnp.PyArray_CheckExact(out):
-                    if nout != 1:
-                        return None
-                    seq = (out,)
-                elif type(out) is tuple or type(out) is list:
-                    seq = out
-                    if len(seq) != nout:
-                        return None
-                else:
-                    return None
-                for k in range(nout):
-                    x = seq[k]
-                    if not cnp.PyArray_CheckExact(x):
-                        return None
-                    a = <cnp.ndarray>x
-                    if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
-                            or not cnp.PyArray_ISCARRAY(a) or cnp.PyArray_NDIM(a) != nd
-                            or memcmp(dims, cnp.PyArray_DIMS(a), nd * sizeof(cnp.npy_intp)) != 0):
-                        return None
-                    base = <char*>cnp.PyArray_DATA(a)
-                    w.out_base[k] = base
-                    w.omode[k] = OUT_CONTIG
-                    for i in range(nin):
-                        if _overlap(base, w.in_base[i], nbytes):
-                            if base != w.in_base[i]:
-                                return None     # partial overlap: the general path copies
-                            if not self.direct[k * nin + i]:
-                                w.omode[k] = OUT_SCATTER
-                    for i in range(k):
-                        if _overlap(base, w.out_base[i], nbytes):
-                            return None         # the general path raises
-                res = seq[0] if nout == 1 else tuple(seq)
+            res = self._bind_outputs(w, out, nd, dims, tn, nbytes, inputs, NULL, 0)
+            if res is None:
+                return None
             self._exec_flat(w, n, 8 if tn == cnp.NPY_DOUBLE else 4, nt)
             return res
         finally:
@@ -1610,7 +1621,7 @@ cdef class Program:
         native-order, C-contiguous exact ``numpy.ndarray`` of one float dtype and exactly that
         many elements; ``out`` as in :meth:`fast_call` (an output may *be* an ``F`` input, in
         place).  Returns the output(s), or ``None`` when the operands need the general path."""
-        cdef Py_ssize_t nin = self.nin, nout = self.nout, i, k, n = 1, rows, nbytes, need, sz
+        cdef Py_ssize_t nin = self.nin, nout = self.nout, i, k, n = 1, rows, nbytes, need
         cdef int nd, tn = -1, nt
         cdef cnp.npy_intp dims[32]
         cdef Py_ssize_t in_str[2 * 32]
@@ -1621,9 +1632,7 @@ cdef class Program:
         cdef cnp.ndarray a
         cdef Work tmp
         cdef Work* w
-        cdef char* base
-        cdef object x, res, seq
-        cdef list lst
+        cdef object x, res
         nd = len(shape)
         if (nin == 0 or nin > 32 or nout > 32 or len(inputs) != nin or len(modes) != nin
                 or nd < 1 or nd > 32 or cols < 1):
@@ -1689,53 +1698,9 @@ cdef class Program:
             for k in range(nout):
                 out_str[2 * k] = cols
                 out_str[2 * k + 1] = 1
-            if out is None:
-                if nout == 1:
-                    res = cnp.PyArray_EMPTY(nd, dims, tn, 0)
-                    w.out_base[0] = <char*>cnp.PyArray_DATA(<cnp.ndarray>res)
-                    w.omode[0] = OUT_CONTIG
-                else:
-                    lst = []
-                    for k in range(nout):
-                        a = <cnp.ndarray>cnp.PyArray_EMPTY(nd, dims, tn, 0)
-                        lst.append(a)
-                        w.out_base[k] = <char*>cnp.PyArray_DATA(a)
-                        w.omode[k] = OUT_CONTIG
-                    res = tuple(lst)
-            else:
-                if cnp.PyArray_CheckExact(out):
-                    if nout != 1:
-                        return None
-                    seq = (out,)
-                elif type(out) is tuple or type(out) is list:
-                    seq = out
-                    if len(seq) != nout:
-                        return None
-                else:
-                    return None
-                for k in range(nout):
-                    x = seq[k]
-                    if not cnp.PyArray_CheckExact(x):
-                        return None
-                    a = <cnp.ndarray>x
-                    if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
-                            or not cnp.PyArray_ISCARRAY(a) or cnp.PyArray_SIZE(a) != n):
-                        return None
-                    base = <char*>cnp.PyArray_DATA(a)
-                    w.out_base[k] = base
-                    w.omode[k] = OUT_CONTIG
-                    for i in range(nin):
-                        sz = cnp.PyArray_NBYTES(<cnp.ndarray>inputs[i])
-                        if base < w.in_base[i] + sz and w.in_base[i] < base + nbytes:
-                            if (base != w.in_base[i] or in_str[2 * i] != cols
-                                    or in_str[2 * i + 1] != 1):   # only an 'F' input
-                                return None     # a partial or broadcast overlap: general path
-                            if not self.direct[k * nin + i]:
-                                w.omode[k] = OUT_SCATTER
-                    for i in range(k):
-                        if _overlap(base, w.out_base[i], nbytes):
-                            return None         # the general path raises
-                res = seq[0] if nout == 1 else tuple(seq)
+            res = self._bind_outputs(w, out, nd, dims, tn, nbytes, inputs, in_str, cols)
+            if res is None:
+                return None
             self._exec_rows(w, rows, cols, in_str, out_str, tiled,
                             8 if tn == cnp.NPY_DOUBLE else 4, nt)
             return res
