@@ -725,9 +725,10 @@ cdef void _exec(int k, int mode, real* d, real* a, real* b, real* c,
             x = a[i]
             d[i] = b[i] * (one - x * x)
     elif k == K_SIGMOID_GRAD:
+        # the op's own rounding order, g * s * (1 - s) (ops/elementwise.py, the tape's loop)
         for i in range(n):
             x = a[i]
-            d[i] = b[i] * (x * (one - x))
+            d[i] = (b[i] * x) * (one - x)
     elif k == K_SIGMOID:
         if mode == MODE_VEC:
             if real is double:

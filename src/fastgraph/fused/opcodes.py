@@ -136,7 +136,7 @@ _TABLE = [
     ("select",        3, "c",     None,         _where, "alias of where: a != 0 ? b : c"),
     ("tanh_grad",     2, "c",     None,         lambda t, g: np.multiply(g, np.subtract(1, np.square(t))),
      "b * (1 - a*a): gradient through tanh given its output a"),
-    ("sigmoid_grad",  2, "c",     None,         lambda s, g: np.multiply(g, np.multiply(s, np.subtract(1, s))),
+    ("sigmoid_grad",  2, "c",     None,         lambda s, g: np.multiply(np.multiply(g, s), np.subtract(1, s)),
      "b * a * (1 - a): gradient through sigmoid given its output a"),
 ]
 
