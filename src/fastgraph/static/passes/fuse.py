@@ -279,16 +279,16 @@ def _work(reg) -> int:
     return sum(work_units(m.op.name) for m in reg.members if m.op.name in BY_NAME)
 
 
-def _geometry(reg) -> dict:
-    """Block size and single-thread threshold.  The VM's defaults (1024-element blocks, one thread
+def _geometry(n: int, work: int) -> dict:
+    """Block size and single-thread threshold of a region of ``n`` elements doing ``work``
+    add-equivalents per element.  The VM's defaults (1024-element blocks, one thread
     below 32k elements) suit short programs; a long program on a short array (bench_compile: 10,000
     ops on 1,000 elements) has enough work per element to split into a few smaller blocks and use
     the threads.  Blocks never depend on the thread count, so results do not either."""
     from ...fused import DEFAULT_BLOCK
-    n = int(np.prod(reg.shape)) if reg.shape else 1
     if n >= PARALLEL_MIN:
         return {}
-    if n < 256 or n * _work(reg) < PARALLEL_WORK:
+    if n < 256 or n * work < PARALLEL_WORK:
         # one thread: no OpenMP fork/join, and no spinning OpenMP workers left to compete with
         # the BLAS threads of a following matmul (that costs milliseconds on 2 shared cores)
         return {"threshold": PARALLEL_MIN}
@@ -306,11 +306,17 @@ EXACT_MAX = 4096
 EXACT_WORK = 1 << 16
 
 
-def _strategy(reg) -> dict:
-    n = int(np.prod(reg.shape)) if reg.shape else 1
-    if n > EXACT_MAX or n * _work(reg) > EXACT_WORK:
+def _strategy(n: int, work: int) -> dict:
+    if n > EXACT_MAX or n * work > EXACT_WORK:
         return {}
     return {"strategy": "ufunc"}
+
+
+def _kernel_settings(reg) -> dict:
+    """``compile_kernel`` settings for a region: geometry and transcendental strategy."""
+    n = int(np.prod(reg.shape)) if reg.shape else 1
+    work = _work(reg)
+    return {**_geometry(n, work), **_strategy(n, work)}
 
 
 def fuse(ir, ctx) -> None:
@@ -530,7 +536,7 @@ def fuse(ir, ctx) -> None:
         kname = f"fused_{k}"
         kern = compile_kernel([exprs[id(m)] for m in outs],
                               reduce=specs if any(s is not None for s in specs) else None,
-                              nin=len(inputs), name=kname, **_geometry(r), **_strategy(r))
+                              nin=len(inputs), name=kname, **_kernel_settings(r))
         ops = [m.op.name for m in members if m.op.name not in _TRANSPARENT]
         n_ops_total += len(ops)
         dt = r.dtype
