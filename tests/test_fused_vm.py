@@ -116,6 +116,41 @@ def test_opcode_contiguous_sizes(name, dtype):
         _check(name, xs, dtype, k(*xs, num_threads=2))
 
 
+# The plain arithmetic ops must round exactly as the unfused NumPy expressions do, in the kernel's
+# own dtype, whichever copy of the loops (baseline or AVX2+FMA) runs: in particular fma is a*b+c
+# rounded twice, never contracted into one fused multiply-add instruction.
+EXACT = {
+    "copy": lambda a: a.copy(), "add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+    "divide": np.divide, "fma": lambda a, b, c: a * b + c, "negative": np.negative,
+    "square": lambda a: a * a, "reciprocal": lambda a: np.ones((), a.dtype) / a, "abs": np.abs,
+    "sqrt": np.sqrt, "floor": np.floor, "ceil": np.ceil, "maximum": np.maximum,
+    "minimum": np.minimum, "relu": lambda a: np.maximum(a, np.zeros((), a.dtype)),
+    "tanh_grad": lambda y, g: g * (np.ones((), y.dtype) - y * y),
+    "sigmoid_grad": lambda s, g: (g * s) * (np.ones((), s.dtype) - s),
+    "where": lambda c, a, b: np.where(c != 0, a, b), "select": lambda c, a, b: np.where(c != 0, a, b),
+    "clip": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+    **{name: (lambda f: lambda a, b: f(a, b).astype(a.dtype))(getattr(np, name))
+       for name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")},
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_arithmetic_rounds_like_numpy(name, dtype):
+    assert EXACT.keys() <= set(OPS)
+    k = _kernel(name)
+    arity = BY_NAME[name].arity
+    for n in (B + 3, 3 * B + 7):
+        xs = _inputs(name, [(n,)] * arity, dtype, seed=n)
+        if name in ("where", "select"):
+            xs[0][::3] = 0
+        with np.errstate(all="ignore"):
+            want = EXACT[name](*xs)
+        got = k(*xs, num_threads=2)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want, err_msg=f"{name} ({_fused.vec_isa()} loops)")
+
+
 @pytest.mark.parametrize("strategy", ["libm", "vec", "ufunc"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
 @pytest.mark.parametrize("name", [op.name for op in OPCODES if op.ufunc or op.eval != "c"])

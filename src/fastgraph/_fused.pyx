@@ -20,8 +20,8 @@ from cython.parallel cimport prange, threadid
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcmp, memcpy
 from libc.stdint cimport uintptr_t
-from libc.math cimport (exp, expm1, log, log1p, sqrt, sin, cos, tan, tanh, sinh, cosh, atan,
-                        erf, pow, floor, ceil, fabs)
+from libc.math cimport (exp, expm1, log, log1p, sin, cos, tan, tanh, sinh, cosh, atan, erf, pow,
+                        fabs)
 cimport numpy as cnp
 from fastgraph._ufunc_loops cimport find_loop, loop_t
 import numpy as np
@@ -269,6 +269,71 @@ cdef extern from *:
     #if FG_X86_DISPATCH
     FG_DEF_ALL(_avx2, __attribute__((target("avx2,fma"))))
     #endif
+    /* ---- the VM's implementations (numbers private to this module; the opcode table maps onto
+       them by name) and the block loops of its plain ("c") ops.  Written once here and compiled
+       twice, baseline and AVX2, like the transcendentals above.  Never contracted into FMA
+       instructions: a*b+c must round twice, exactly as the unfused NumPy ops do. ---- */
+    enum {
+        K_COPY = 1, K_ADD, K_SUBTRACT, K_MULTIPLY, K_DIVIDE, K_POWER, K_NEGATIVE, K_ABS, K_SQUARE,
+        K_RECIPROCAL, K_MAXIMUM, K_MINIMUM, K_SIGN, K_FLOOR, K_CEIL, K_SQRT, K_RELU, K_EXP,
+        K_EXPM1, K_LOG, K_LOG1P, K_SIN, K_COS, K_TAN, K_TANH, K_SINH, K_COSH, K_ARCTAN, K_SIGMOID,
+        K_SOFTPLUS, K_ERF, K_LESS, K_LESS_EQUAL, K_GREATER, K_GREATER_EQUAL, K_EQUAL,
+        K_NOT_EQUAL, K_WHERE, K_CLIP, K_FMA, K_SELECT, K_TANH_GRAD, K_SIGMOID_GRAD, K_END
+    };
+    #if defined(__GNUC__) && !defined(__clang__)
+    #  pragma GCC optimize("fp-contract=off", "no-math-errno")
+    #endif
+    #if defined(__clang__)
+    #  pragma STDC FP_CONTRACT OFF
+    #endif
+    /* Operands are read into locals before a select so that both sides are plain loads (which
+       lets the compiler if-convert and vectorise); the block registers are always readable. */
+    #define FG_LOOP(EXPR) for (Py_ssize_t i = 0; i < n; i++) { \
+            elem x = a[i]; (void)x; EXPR; } return 1;
+    #define FG_DEF_ARITH(T, SUF, ATTR, SQRT, FLOOR, CEIL, FABS) \
+    ATTR static int fg_arith_##T##SUF(int k, T *d, const T *a, const T *b, const T *c, \
+                                      Py_ssize_t n) { \
+        typedef T elem; \
+        const T zero = 0, one = 1; \
+        switch (k) { \
+        case K_COPY: FG_LOOP(d[i] = x) \
+        case K_ADD: FG_LOOP(d[i] = x + b[i]) \
+        case K_SUBTRACT: FG_LOOP(d[i] = x - b[i]) \
+        case K_MULTIPLY: FG_LOOP(d[i] = x * b[i]) \
+        case K_DIVIDE: FG_LOOP(d[i] = x / b[i]) \
+        case K_FMA: FG_LOOP(elem p = x * b[i]; d[i] = p + c[i]) \
+        case K_NEGATIVE: FG_LOOP(d[i] = -x) \
+        case K_SQUARE: FG_LOOP(d[i] = x * x) \
+        case K_RECIPROCAL: FG_LOOP(d[i] = one / x) \
+        case K_ABS: FG_LOOP(d[i] = FABS(x)) \
+        case K_SQRT: FG_LOOP(d[i] = SQRT(x)) \
+        case K_FLOOR: FG_LOOP(d[i] = FLOOR(x)) \
+        case K_CEIL: FG_LOOP(d[i] = CEIL(x)) \
+        case K_MAXIMUM: FG_LOOP(elem y = b[i]; d[i] = (x >= y || x != x) ? x : y) \
+        case K_MINIMUM: FG_LOOP(elem y = b[i]; d[i] = (x <= y || x != x) ? x : y) \
+        case K_RELU: FG_LOOP(d[i] = x <= zero ? zero : x) \
+        case K_SIGN: FG_LOOP(d[i] = x > zero ? one : (x < zero ? -one : (x == zero ? zero : x))) \
+        case K_LESS: FG_LOOP(d[i] = x < b[i] ? one : zero) \
+        case K_LESS_EQUAL: FG_LOOP(d[i] = x <= b[i] ? one : zero) \
+        case K_GREATER: FG_LOOP(d[i] = x > b[i] ? one : zero) \
+        case K_GREATER_EQUAL: FG_LOOP(d[i] = x >= b[i] ? one : zero) \
+        case K_EQUAL: FG_LOOP(d[i] = x == b[i] ? one : zero) \
+        case K_NOT_EQUAL: FG_LOOP(d[i] = x != b[i] ? one : zero) \
+        case K_WHERE: case K_SELECT: FG_LOOP(elem y = b[i]; elem z = c[i]; d[i] = x != zero ? y : z) \
+        case K_CLIP: FG_LOOP(elem lo = b[i]; elem hi = c[i]; \
+                             x = (x >= lo || x != x) ? x : lo; d[i] = (x <= hi || x != x) ? x : hi) \
+        case K_TANH_GRAD: FG_LOOP(elem sq = x * x; elem om = one - sq; d[i] = b[i] * om) \
+        /* the op's own rounding order, g * s * (1 - s) (ops/elementwise.py, the tape's loop) */ \
+        case K_SIGMOID_GRAD: FG_LOOP(elem gs = b[i] * x; elem om = one - x; d[i] = gs * om) \
+        default: return 0; \
+        } }
+    FG_DEF_ARITH(double, _base, , sqrt, floor, ceil, fabs)
+    FG_DEF_ARITH(float, _base, , sqrtf, floorf, ceilf, fabsf)
+    #if FG_X86_DISPATCH
+    #  define FG_AVX2 __attribute__((target("avx2,fma")))
+    FG_DEF_ARITH(double, _avx2, FG_AVX2, sqrt, floor, ceil, fabs)
+    FG_DEF_ARITH(float, _avx2, FG_AVX2, sqrtf, floorf, ceilf, fabsf)
+    #endif
     #if defined(__GNUC__) && !defined(__clang__)
     #  pragma GCC pop_options
     #endif
@@ -316,6 +381,17 @@ cdef extern from *:
         memcpy(dst, src, (size_t)n * sizeof(float)); }
     static void fg_sfence(void) { }
     #endif
+    #if FG_X86_DISPATCH
+    #  define FG_DISPATCH_ARITH(T) \
+        static int fg_arith_##T(int k, T *d, const T *a, const T *b, const T *c, Py_ssize_t n) { \
+            return fg_vec_avx2 ? fg_arith_##T##_avx2(k, d, a, b, c, n) \
+                               : fg_arith_##T##_base(k, d, a, b, c, n); }
+    #else
+    #  define FG_DISPATCH_ARITH(T) \
+        static int fg_arith_##T(int k, T *d, const T *a, const T *b, const T *c, Py_ssize_t n) { \
+            return fg_arith_##T##_base(k, d, a, b, c, n); }
+    #endif
+    FG_DISPATCH_ARITH(double) FG_DISPATCH_ARITH(float)
     FG_DISPATCH(exp, d) FG_DISPATCH(exp, f)
     FG_DISPATCH(expm1, d) FG_DISPATCH(expm1, f)
     FG_DISPATCH(tanh, d) FG_DISPATCH(tanh, f)
@@ -335,6 +411,16 @@ cdef extern from *:
     void fg_vlog_f(float*, const float*, Py_ssize_t) noexcept nogil
     void fg_vlog1p_d(double*, const double*, Py_ssize_t) noexcept nogil
     void fg_vlog1p_f(float*, const float*, Py_ssize_t) noexcept nogil
+    int fg_arith_double(int, double*, const double*, const double*, const double*,
+                        Py_ssize_t) noexcept nogil
+    int fg_arith_float(int, float*, const float*, const float*, const float*,
+                       Py_ssize_t) noexcept nogil
+    cdef enum:
+        K_COPY, K_ADD, K_SUBTRACT, K_MULTIPLY, K_DIVIDE, K_POWER, K_NEGATIVE, K_ABS, K_SQUARE,
+        K_RECIPROCAL, K_MAXIMUM, K_MINIMUM, K_SIGN, K_FLOOR, K_CEIL, K_SQRT, K_RELU, K_EXP,
+        K_EXPM1, K_LOG, K_LOG1P, K_SIN, K_COS, K_TAN, K_TANH, K_SINH, K_COSH, K_ARCTAN, K_SIGMOID,
+        K_SOFTPLUS, K_ERF, K_LESS, K_LESS_EQUAL, K_GREATER, K_GREATER_EQUAL, K_EQUAL,
+        K_NOT_EQUAL, K_WHERE, K_CLIP, K_FMA, K_SELECT, K_TANH_GRAD, K_SIGMOID_GRAD, K_END
     int fg_vec_init() noexcept nogil
     void fg_stream_d(double*, const double*, Py_ssize_t) noexcept nogil
     void fg_stream_f(float*, const float*, Py_ssize_t) noexcept nogil
@@ -352,53 +438,8 @@ def vec_isa():
 # --------------------------------------------------------------------------------------------
 # The VM's implementations.  Their numbers are private; the table's opcodes map onto them by name.
 # --------------------------------------------------------------------------------------------
-cdef enum:
-    K_COPY = 1
-    K_ADD
-    K_SUBTRACT
-    K_MULTIPLY
-    K_DIVIDE
-    K_POWER
-    K_NEGATIVE
-    K_ABS
-    K_SQUARE
-    K_RECIPROCAL
-    K_MAXIMUM
-    K_MINIMUM
-    K_SIGN
-    K_FLOOR
-    K_CEIL
-    K_SQRT
-    K_RELU
-    K_EXP
-    K_EXPM1
-    K_LOG
-    K_LOG1P
-    K_SIN
-    K_COS
-    K_TAN
-    K_TANH
-    K_SINH
-    K_COSH
-    K_ARCTAN
-    K_SIGMOID
-    K_SOFTPLUS
-    K_ERF
-    K_LESS
-    K_LESS_EQUAL
-    K_GREATER
-    K_GREATER_EQUAL
-    K_EQUAL
-    K_NOT_EQUAL
-    K_WHERE
-    K_CLIP
-    K_FMA
-    K_SELECT
-    K_TANH_GRAD
-    K_SIGMOID_GRAD
-    K_END
+# The VM's implementations are the K_* enum in the C block above (K = position + 1 below).
 
-# Same order as the enum above (K = position + 1).
 _VM_IMPLEMENTS = (
     "copy", "add", "subtract", "multiply", "divide", "power", "negative", "abs", "square",
     "reciprocal", "maximum", "minimum", "sign", "floor", "ceil", "sqrt", "relu", "exp", "expm1",
@@ -619,116 +660,28 @@ cdef void _transcendental(int k, int mode, real* d, real* a, Py_ssize_t n) noexc
     elif k == K_ERF:
         for i in range(n):
             d[i] = <real>erf(<double>a[i])
-    elif k == K_SQRT:
-        for i in range(n):
-            d[i] = <real>sqrt(<double>a[i])
-    elif k == K_FLOOR:
-        for i in range(n):
-            d[i] = <real>floor(<double>a[i])
-    elif k == K_CEIL:
-        for i in range(n):
-            d[i] = <real>ceil(<double>a[i])
 
 
 cdef void _exec(int k, int mode, real* d, real* a, real* b, real* c,
                 Py_ssize_t n) noexcept nogil:
     """One instruction on one block: d[:n] = op_k(a, b, c)."""
     cdef Py_ssize_t i
-    cdef real x, y, e, r, zero = 0, one = 1
+    cdef real x, e, r, zero = 0, one = 1
     cdef loop_t fn
     if mode == MODE_UFUNC and _arity[k] == 2:
         fn = _loop_of(k, d)
         if fn != NULL:
             _call_loop(fn, _loopdata_of(k, d), 2, d, a, b, n)
             return
-    if k == K_ADD:
-        for i in range(n):
-            d[i] = a[i] + b[i]
-    elif k == K_SUBTRACT:
-        for i in range(n):
-            d[i] = a[i] - b[i]
-    elif k == K_MULTIPLY:
-        for i in range(n):
-            d[i] = a[i] * b[i]
-    elif k == K_DIVIDE:
-        for i in range(n):
-            d[i] = a[i] / b[i]
-    elif k == K_FMA:
-        for i in range(n):
-            d[i] = a[i] * b[i] + c[i]
-    elif k == K_COPY:
-        for i in range(n):
-            d[i] = a[i]
-    elif k == K_NEGATIVE:
-        for i in range(n):
-            d[i] = -a[i]
-    elif k == K_SQUARE:
-        for i in range(n):
-            d[i] = a[i] * a[i]
-    elif k == K_RECIPROCAL:
-        for i in range(n):
-            d[i] = one / a[i]
-    elif k == K_ABS:
-        for i in range(n):
-            d[i] = fabs(a[i])
-    elif k == K_POWER:
+    if real is double:
+        if fg_arith_double(k, d, a, b, c, n):
+            return
+    else:
+        if fg_arith_float(k, d, a, b, c, n):
+            return
+    if k == K_POWER:
         for i in range(n):
             d[i] = <real>pow(<double>a[i], <double>b[i])
-    elif k == K_MAXIMUM:
-        for i in range(n):
-            x = a[i]
-            y = b[i]
-            d[i] = x if (x >= y or x != x) else y
-    elif k == K_MINIMUM:
-        for i in range(n):
-            x = a[i]
-            y = b[i]
-            d[i] = x if (x <= y or x != x) else y
-    elif k == K_RELU:
-        for i in range(n):
-            x = a[i]
-            d[i] = zero if x <= zero else x
-    elif k == K_SIGN:
-        for i in range(n):
-            x = a[i]
-            d[i] = one if x > zero else (-one if x < zero else (zero if x == zero else x))
-    elif k == K_LESS:
-        for i in range(n):
-            d[i] = one if a[i] < b[i] else zero
-    elif k == K_LESS_EQUAL:
-        for i in range(n):
-            d[i] = one if a[i] <= b[i] else zero
-    elif k == K_GREATER:
-        for i in range(n):
-            d[i] = one if a[i] > b[i] else zero
-    elif k == K_GREATER_EQUAL:
-        for i in range(n):
-            d[i] = one if a[i] >= b[i] else zero
-    elif k == K_EQUAL:
-        for i in range(n):
-            d[i] = one if a[i] == b[i] else zero
-    elif k == K_NOT_EQUAL:
-        for i in range(n):
-            d[i] = one if a[i] != b[i] else zero
-    elif k == K_WHERE or k == K_SELECT:
-        for i in range(n):
-            d[i] = b[i] if a[i] != zero else c[i]
-    elif k == K_CLIP:
-        for i in range(n):
-            x = a[i]
-            y = b[i]
-            x = x if (x >= y or x != x) else y
-            y = c[i]
-            d[i] = x if (x <= y or x != x) else y
-    elif k == K_TANH_GRAD:
-        for i in range(n):
-            x = a[i]
-            d[i] = b[i] * (one - x * x)
-    elif k == K_SIGMOID_GRAD:
-        # the op's own rounding order, g * s * (1 - s) (ops/elementwise.py, the tape's loop)
-        for i in range(n):
-            x = a[i]
-            d[i] = (b[i] * x) * (one - x)
     elif k == K_SIGMOID:
         if mode == MODE_VEC:
             if real is double:
