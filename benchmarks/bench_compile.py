@@ -4,28 +4,32 @@ What it measures: a chain with branches of N elementwise operations (N = 1,000 /
 100,000 for fastgraph alone, to show every pass is linear) on a 1,000-vector placeholder:
 
 * "first run": define the graph + compile the plan + run once (for JAX: trace + jit + first call);
-* "steady": one more run of the compiled plan.
+* "steady": the compiled plan run again, per run (back-to-back runs).
 
 Why it matters: compile latency is what users of compiled-graph tools complain about most.
 
 Method: wall-clock of one cold build per library and size (each build is a fresh graph), then
-``benchmarks._timing.compare`` for the steady-state calls.  Targets: at 10,000 ops first run <=
-0.05x TF1's and steady <= 0.25x TF1's (the latter once the fuse pass lands); at 1,000 ops first run
-<= 0.2x JAX's.
+``benchmarks._timing.compare`` for the steady state: rounds of 10 back-to-back runs per library
+(a median over single calls was at the mercy of one thread's wake-up).  Targets: at 10,000 ops
+first run <= 0.05x TF1's and steady <= 0.25x TF1's; at 1,000 ops first run <= 0.2x JAX's.
 
-Measured (``--quick``, 2-core VM otherwise idle, 2026-11-30, jax 0.10.2, tensorflow-cpu 2.21):
+Measured (``--quick``, 2-core VM shared with other jobs, 2026-11-30, jax 0.10.2, tensorflow-cpu
+2.21), two runs:
 
-    first run, 1,000 ops:   fastgraph 0.075 s, jax 1.78 s, tf1 0.735 s -> 0.042x jax (target 0.2x: met)
-    first run, 10,000 ops:  fastgraph 0.334 s, tf1 7.83 s            -> 0.043x tf1 (target 0.05x: met)
-    steady, 10,000 ops:     fastgraph 5.5 ms, tf1 12.5 ms            -> 0.445x tf1 (target 0.25x: missed)
+    first run, 1,000 ops:   fastgraph 0.067-0.072 s, jax 1.18-1.81 s   -> 0.040-0.057x jax (met)
+    first run, 10,000 ops:  fastgraph 0.33-0.40 s, tf1 7.1-7.3 s       -> 0.047-0.054x tf1
+                            (target 0.05x: on the line; 0.29-0.35 s and 0.038-0.044x in quieter runs)
+    steady, 10,000 ops:     fastgraph 3.5-3.7 ms, tf1 15.0-15.4 ms     -> 0.233-0.239x tf1 (met;
+                            was 0.445x before the VM's arithmetic loops got their AVX2 copy)
     full run, fastgraph alone: 1,000 / 10,000 / 100,000 ops first run 0.09 / 0.57 / 5.4 s
 
-Where the steady time goes: one fused kernel of 6,667 instructions (3,333 vectorised tanh at
-~1.3 ns/element, 833 sin through NumPy's loop) over 1,000 elements, ~5.5 ms on one thread; it is
-split into 4 blocks for 2 threads (``fuse._geometry``), which gave 4-5.7 ms rather than the ~3 ms a
-perfect split would.  First-run time: the ``fuse`` pass (region growing + kernel compilation) is
-about half of it; a paused garbage collector, one-pass canonicalisation and C-level program
-validation took ~20% off.
+Where the steady time goes: one fused kernel of 6,667 instructions over 1,000 elements -- 3,333
+vectorised tanh (~1.0-1.5 ns/element: latency-bound on one division and ~30 vector operations
+per 4 lanes) and 3,333 fma (~0.12 ns/element with AVX2) -- ~5.0 ms on one thread, split into 4
+blocks of 256 for 2 threads (``fuse._geometry``): 2.6-3.3 ms, 1.6-1.9x.  First-run time: the
+``fuse`` pass (region growing + kernel compilation) is about half of it, graph building a fifth;
+a paused garbage collector, one-pass canonicalisation and C-level program validation took ~20%
+off.
 
 Run: ``python benchmarks/bench_compile.py [--quick] [--json out.json]``.
 """
@@ -125,8 +129,10 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
                 ref = out
             elif not np.allclose(out, ref, rtol=1e-9):
                 raise AssertionError(f"{name} disagrees with fastgraph at n={n}")
-        res = compare(f"steady run, {n} ops", calls, rounds=3 if quick else 5, warmup=1,
-                      meta={"ops": n, "size": SIZE})
+        # steady state = back-to-back runs of one compiled graph: 10 per round, so the median is
+        # over 10-run averages rather than single calls at the mercy of a thread's wake-up
+        res = compare(f"steady run, {n} ops", calls, rounds=5 if quick else 7, warmup=1,
+                      number=10, meta={"ops": n, "size": SIZE})
         results.append(res)
         for name, st in res.stats.items():
             steady[(name, n)] = st.median
