@@ -26,6 +26,14 @@ fastgraph static 0.99-1.05 (was 1.12-1.15), ``@fg.function`` 0.99-1.09 (was 1.08
 hand 2.4-2.9 ms per step under that load, ~1.4 ms on a quiet core.  Default threads (2): static
 1.18, ``@fg.function`` 1.15 (multi-threaded BLAS stalls on this loaded machine).
 
+Re-measured 2026-11-30 after the VM's arithmetic loops got their AVX2 copy (same shared VM):
+default threads (2): eager 0.472x torch, static 1.13x and ``@fg.function`` 1.09x NumPy (equal
+minima: 1.40 / 1.38 / 1.40 ms); ``--threads 1``: eager 0.977x torch (2.98 vs 3.05 ms), static
+1.055x, ``@fg.function`` 1.14x NumPy.  Eager vs NumPy by hand at one thread (perf, 3,000 steps):
+the same 8 GEMMs (checked call by call), but ~12% more time inside ``sgemm_kernel`` (fresh
+output arrays each step instead of NumPy's reused ``out=`` buffers), plus Python frames of the
+VJP rules and the optimizer (``p -= lr * g``: a temporary and two passes per parameter).
+
 Where the time goes (static, per step, fastest of 200 on a quiet core): the 8 GEMMs ~960 us of
 ~1.3 ms; the W1 update (one fused in-place kernel, 800 KB) ~85 us; ``log_softmax`` + ``pick`` +
 ``mean`` + ``put_labels`` ~65 us (NumPy's row reductions over 10 classes cost ~8 us each); the two
