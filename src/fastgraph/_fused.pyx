@@ -277,17 +277,33 @@ cdef extern from *:
     #if FG_X86_DISPATCH
     FG_DEF_ALL(_avx2, __attribute__((target("avx2,fma"))))
     #endif
-    /* ---- the VM's implementations (numbers private to this module; the opcode table maps onto
-       them by name) and the block loops of its plain ("c") ops.  Written once here and compiled
-       twice, baseline and AVX2, like the transcendentals above.  Never contracted into FMA
+    /* ---- the VM's implementations: (enum suffix, op name, arity), listed once.  Their
+       numbers are private to this module; the opcode table maps onto them by name. ---- */
+    #define FG_VM_OPS(X) \
+        X(COPY, copy, 1) X(ADD, add, 2) X(SUBTRACT, subtract, 2) \
+        X(MULTIPLY, multiply, 2) X(DIVIDE, divide, 2) X(POWER, power, 2) \
+        X(NEGATIVE, negative, 1) X(ABS, abs, 1) X(SQUARE, square, 1) \
+        X(RECIPROCAL, reciprocal, 1) X(MAXIMUM, maximum, 2) X(MINIMUM, minimum, 2) \
+        X(SIGN, sign, 1) X(FLOOR, floor, 1) X(CEIL, ceil, 1) \
+        X(SQRT, sqrt, 1) X(RELU, relu, 1) X(EXP, exp, 1) \
+        X(EXPM1, expm1, 1) X(LOG, log, 1) X(LOG1P, log1p, 1) \
+        X(SIN, sin, 1) X(COS, cos, 1) X(TAN, tan, 1) \
+        X(TANH, tanh, 1) X(SINH, sinh, 1) X(COSH, cosh, 1) \
+        X(ARCTAN, arctan, 1) X(SIGMOID, sigmoid, 1) X(SOFTPLUS, softplus, 1) \
+        X(ERF, erf, 1) X(LESS, less, 2) X(LESS_EQUAL, less_equal, 2) \
+        X(GREATER, greater, 2) X(GREATER_EQUAL, greater_equal, 2) X(EQUAL, equal, 2) \
+        X(NOT_EQUAL, not_equal, 2) X(WHERE, where, 3) X(CLIP, clip, 3) \
+        X(FMA, fma, 3) X(SELECT, select, 3) X(TANH_GRAD, tanh_grad, 2) \
+        X(SIGMOID_GRAD, sigmoid_grad, 2)
+    #define FG_VM_ENUM(N, name, arity) K_##N,
+    #define FG_VM_NAME(N, name, arity) #name,
+    #define FG_VM_ARITY(N, name, arity) arity,
+    enum { K_NONE = 0, FG_VM_OPS(FG_VM_ENUM) K_END };
+    static const char *fg_vm_names[] = { "", FG_VM_OPS(FG_VM_NAME) };
+    static const int fg_vm_arity[] = { 0, FG_VM_OPS(FG_VM_ARITY) };
+    /* ---- the block loops of the VM's plain ("c") ops.  Written once here and compiled twice,
+       baseline and AVX2, like the transcendentals above.  Never contracted into FMA
        instructions: a*b+c must round twice, exactly as the unfused NumPy ops do. ---- */
-    enum {
-        K_COPY = 1, K_ADD, K_SUBTRACT, K_MULTIPLY, K_DIVIDE, K_POWER, K_NEGATIVE, K_ABS, K_SQUARE,
-        K_RECIPROCAL, K_MAXIMUM, K_MINIMUM, K_SIGN, K_FLOOR, K_CEIL, K_SQRT, K_RELU, K_EXP,
-        K_EXPM1, K_LOG, K_LOG1P, K_SIN, K_COS, K_TAN, K_TANH, K_SINH, K_COSH, K_ARCTAN, K_SIGMOID,
-        K_SOFTPLUS, K_ERF, K_LESS, K_LESS_EQUAL, K_GREATER, K_GREATER_EQUAL, K_EQUAL,
-        K_NOT_EQUAL, K_WHERE, K_CLIP, K_FMA, K_SELECT, K_TANH_GRAD, K_SIGMOID_GRAD, K_END
-    };
     #if defined(__GNUC__) && !defined(__clang__)
     #  pragma GCC optimize("fp-contract=off", "no-math-errno")
     #endif
@@ -423,12 +439,11 @@ cdef extern from *:
                         Py_ssize_t) noexcept nogil
     int fg_arith_float(int, float*, const float*, const float*, const float*,
                        Py_ssize_t) noexcept nogil
-    cdef enum:
-        K_COPY, K_ADD, K_SUBTRACT, K_MULTIPLY, K_DIVIDE, K_POWER, K_NEGATIVE, K_ABS, K_SQUARE,
-        K_RECIPROCAL, K_MAXIMUM, K_MINIMUM, K_SIGN, K_FLOOR, K_CEIL, K_SQRT, K_RELU, K_EXP,
-        K_EXPM1, K_LOG, K_LOG1P, K_SIN, K_COS, K_TAN, K_TANH, K_SINH, K_COSH, K_ARCTAN, K_SIGMOID,
-        K_SOFTPLUS, K_ERF, K_LESS, K_LESS_EQUAL, K_GREATER, K_GREATER_EQUAL, K_EQUAL,
-        K_NOT_EQUAL, K_WHERE, K_CLIP, K_FMA, K_SELECT, K_TANH_GRAD, K_SIGMOID_GRAD, K_END
+    const char* fg_vm_names[]
+    const int fg_vm_arity[]
+    cdef enum:      # the implementations this module names (all of them: FG_VM_OPS above)
+        K_POWER, K_EXP, K_EXPM1, K_LOG, K_LOG1P, K_SIN, K_COS, K_TAN, K_TANH, K_SINH, K_COSH,
+        K_ARCTAN, K_SIGMOID, K_SOFTPLUS, K_ERF, K_END
     int fg_vec_init() noexcept nogil
     void fg_stream_d(double*, const double*, Py_ssize_t) noexcept nogil
     void fg_stream_f(float*, const float*, Py_ssize_t) noexcept nogil
@@ -444,27 +459,11 @@ def vec_isa():
     return _VEC_ISA
 
 # --------------------------------------------------------------------------------------------
-# The VM's implementations.  Their numbers are private; the table's opcodes map onto them by name.
+# The VM's implementations, in K order (K = position + 1), read from FG_VM_OPS in the C block.
+# Their numbers are private; the table's opcodes map onto them by name.
 # --------------------------------------------------------------------------------------------
-# The VM's implementations are the K_* enum in the C block above (K = position + 1 below).
-
-_VM_IMPLEMENTS = (
-    "copy", "add", "subtract", "multiply", "divide", "power", "negative", "abs", "square",
-    "reciprocal", "maximum", "minimum", "sign", "floor", "ceil", "sqrt", "relu", "exp", "expm1",
-    "log", "log1p", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arctan", "sigmoid", "softplus",
-    "erf", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "where", "clip",
-    "fma", "select", "tanh_grad", "sigmoid_grad",
-)
-assert len(_VM_IMPLEMENTS) == K_END - 1
-_VM_ARITY = {  # checked against the table at import
-    "copy": 1, "add": 2, "subtract": 2, "multiply": 2, "divide": 2, "power": 2, "negative": 1,
-    "abs": 1, "square": 1, "reciprocal": 1, "maximum": 2, "minimum": 2, "sign": 1, "floor": 1,
-    "ceil": 1, "sqrt": 1, "relu": 1, "exp": 1, "expm1": 1, "log": 1, "log1p": 1, "sin": 1,
-    "cos": 1, "tan": 1, "tanh": 1, "sinh": 1, "cosh": 1, "arctan": 1, "sigmoid": 1,
-    "softplus": 1, "erf": 1, "less": 2, "less_equal": 2, "greater": 2, "greater_equal": 2,
-    "equal": 2, "not_equal": 2, "where": 3, "clip": 3, "fma": 3, "select": 3, "tanh_grad": 2,
-    "sigmoid_grad": 2,
-}
+_VM_IMPLEMENTS = tuple(fg_vm_names[k].decode() for k in range(1, K_END))
+_VM_ARITY = {name: fg_vm_arity[k + 1] for k, name in enumerate(_VM_IMPLEMENTS)}
 # ops that have a "vec" implementation
 _VM_VEC = frozenset({"exp", "expm1", "tanh", "sigmoid", "softplus", "log", "log1p"})
 
@@ -1332,11 +1331,30 @@ cdef class Program:
     cdef int _exec_flat(self, Work* w, Py_ssize_t n, Py_ssize_t isz, int nthreads) except -1:
         """Run on 1-D contiguous operands whose data pointers are in ``w.in_base``/``w.out_base``
         and whose output modes (OUT_CONTIG, or OUT_SCATTER for in-place) are in ``w.omode``."""
-        cdef Ctx c
         cdef Py_ssize_t shp = n
-        cdef int i, k, nt = nthreads
-        c.nd = 1
-        c.shape = &shp
+        cdef int i
+        for i in range(self.nin):
+            w.imode[i] = IN_UNUSED if self.in_reg[i] < 0 else IN_CONTIG
+        return self._exec_blocks(w, 1, &shp, w.ones, w.ones, NULL, isz, nthreads)
+
+    cdef int _exec_blocks(self, Work* w, int nd, Py_ssize_t* shape, Py_ssize_t* in_str,
+                          Py_ssize_t* out_str, int* tiled, Py_ssize_t isz,
+                          int nthreads) except -1:
+        """The C fast paths' common runner over an ``nd``-D iteration space (``nd`` 1 or 2),
+        with the input modes in ``w.imode`` (element strides ``in_str``, ``nin x nd``) and the
+        outputs in ``w.out_base``/``w.omode`` (``out_str``, ``nout x nd``, for OUT_SCATTER).
+        ``tiled`` (or NULL): per input, a row of ``shape[nd - 1]`` elements to repeat through its
+        register once per call and thread (IN_UNUSED to the interpreter), instead of a gather per
+        block -- only when the row length divides the block length.  One thread below
+        ``threshold``; small calls keep the GIL (releasing it costs more than they run)."""
+        cdef Ctx c
+        cdef Py_ssize_t n = 1, cols = shape[nd - 1], j
+        cdef int i, k, t, nt = nthreads
+        cdef char* reg
+        for i in range(nd):
+            n *= shape[i]
+        c.nd = nd
+        c.shape = shape
         c.N = n
         c.B = self.block
         c.nblocks = (n + c.B - 1) // c.B
@@ -1351,18 +1369,16 @@ cdef class Program:
         c.out_reg = self.out_reg
         c.in_mode = w.imode
         c.in_base = w.in_base
-        c.in_str = w.ones
+        c.in_str = in_str
         c.out_mode = w.omode
         c.out_red = w.ored
         c.out_redidx = w.oridx
         c.out_base = w.out_base
-        c.out_str = w.ones
+        c.out_str = out_str
         c.head_val = NULL
         c.tail_val = NULL
         c.head_row = NULL
         c.tail_row = NULL
-        for i in range(self.nin):
-            w.imode[i] = IN_UNUSED if self.in_reg[i] < 0 else IN_CONTIG
         if self.stream_min >= 0 and n >= self.stream_min:
             for k in range(self.nout):
                 if w.omode[k] == OUT_CONTIG:
@@ -1376,7 +1392,13 @@ cdef class Program:
                       self.const_val)
         c.scratch = w.scratch
         c.regp = w.regp
-        # small calls keep the GIL: releasing and re-taking it costs more than they run
+        if tiled != NULL:
+            for i in range(self.nin):
+                if tiled[i]:
+                    for t in range(nt):
+                        reg = w.scratch + (<Py_ssize_t>t * self.nregs + self.in_reg[i]) * c.B * isz
+                        for j in range(0, c.B, cols):
+                            memcpy(reg + j * isz, w.in_base[i], cols * isz)
         if n >= 4096:
             with nogil:
                 if isz == 8:
@@ -1498,80 +1520,6 @@ cdef class Program:
             self._release(w)
 
     # ---- row/column-broadcast fast path (static plans: bias rows, per-row scalars) ----------
-    cdef int _exec_rows(self, Work* w, Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t* in_str,
-                        Py_ssize_t* out_str, int* tiled, Py_ssize_t isz,
-                        int nthreads) except -1:
-        """:meth:`_exec_flat` over a 2-D ``(rows, cols)`` iteration space whose input modes
-        (``w.imode``: IN_CONTIG / IN_SCALAR / IN_STRIDED with element strides ``in_str``,
-        ``nin x 2``) the caller set; outputs as in ``_exec_flat`` (``out_str``: ``nout x 2``
-        for OUT_SCATTER).  A row input with ``tiled[i]`` (``IN_UNUSED`` to the interpreter;
-        only when ``cols`` divides the block length, so every block starts a row) has its
-        register filled with the row repeated once per call and thread, instead of a gather per
-        block.  Same threading rule as ``_exec_flat``."""
-        cdef Ctx c
-        cdef Py_ssize_t shp[2]
-        cdef Py_ssize_t n = rows * cols, j
-        cdef int i, k, t, nt = nthreads
-        cdef char* reg
-        shp[0] = rows
-        shp[1] = cols
-        c.nd = 2
-        c.shape = shp
-        c.N = n
-        c.B = self.block
-        c.nblocks = (n + c.B - 1) // c.B
-        c.R = 0
-        c.nin = self.nin
-        c.nout = self.nout
-        c.nred = 0
-        c.nregs = self.nregs
-        c.ninstr = self.ninstr
-        c.code = self.code
-        c.in_reg = self.in_reg
-        c.out_reg = self.out_reg
-        c.in_mode = w.imode
-        c.in_base = w.in_base
-        c.in_str = in_str
-        c.out_mode = w.omode
-        c.out_red = w.ored
-        c.out_redidx = w.oridx
-        c.out_base = w.out_base
-        c.out_str = out_str
-        c.head_val = NULL
-        c.tail_val = NULL
-        c.head_row = NULL
-        c.tail_row = NULL
-        if self.stream_min >= 0 and n >= self.stream_min:
-            for k in range(self.nout):
-                if w.omode[k] == OUT_CONTIG:
-                    w.omode[k] = OUT_STREAM
-        if nt < 1 or n < self.threshold:
-            nt = 1
-        if nt > c.nblocks:
-            nt = <int>c.nblocks
-        c.regstride = (self.nregs + 7) & ~7
-        _work_prepare(w, nt, self.nregs, c.regstride, c.B, isz, self.nconst, self.const_reg,
-                      self.const_val)
-        c.scratch = w.scratch
-        c.regp = w.regp
-        for i in range(self.nin):
-            if tiled[i]:
-                for t in range(nt):
-                    reg = w.scratch + (<Py_ssize_t>t * self.nregs + self.in_reg[i]) * c.B * isz
-                    for j in range(0, c.B, cols):
-                        memcpy(reg + j * isz, w.in_base[i], cols * isz)
-        if n >= 4096:
-            with nogil:
-                if isz == 8:
-                    _run_all(&c, <double*>c.scratch, nt)
-                else:
-                    _run_all(&c, <float*>c.scratch, nt)
-        elif isz == 8:
-            _run_all(&c, <double*>c.scratch, nt)
-        else:
-            _run_all(&c, <float*>c.scratch, nt)
-        return 0
-
     def bcast_call(self, tuple inputs, out, tuple shape, Py_ssize_t cols, bytes modes,
                    num_threads=None):
         """The C fast path for kernels with broadcast inputs whose broadcasting a compiled plan
@@ -1590,6 +1538,7 @@ cdef class Program:
         cdef Py_ssize_t out_str[2 * 32]
         cdef int imode[32]
         cdef int tiled[32]
+        cdef Py_ssize_t space[2]
         cdef int m
         cdef cnp.ndarray a
         cdef Work tmp
@@ -1619,17 +1568,17 @@ cdef class Program:
                 return None
             m = modes[i]
             tiled[i] = 0
-            if m == 70:       # 'F'
+            if m == c'F':
                 need = n
                 imode[i] = IN_CONTIG
                 in_str[2 * i] = cols
                 in_str[2 * i + 1] = 1
-            elif m == 83:     # 'S'
+            elif m == c'S':
                 need = 1
                 imode[i] = IN_SCALAR
                 in_str[2 * i] = 0
                 in_str[2 * i + 1] = 0
-            elif m == 82:     # 'R'
+            elif m == c'R':
                 need = cols
                 imode[i] = IN_STRIDED
                 in_str[2 * i] = 0
@@ -1637,7 +1586,7 @@ cdef class Program:
                 if self.block % cols == 0:
                     imode[i] = IN_UNUSED
                     tiled[i] = 1
-            elif m == 67:     # 'C'
+            elif m == c'C':
                 need = rows
                 imode[i] = IN_STRIDED
                 in_str[2 * i] = 1
@@ -1663,8 +1612,10 @@ cdef class Program:
             res = self._bind_outputs(w, out, nd, dims, tn, nbytes, inputs, in_str, cols)
             if res is None:
                 return None
-            self._exec_rows(w, rows, cols, in_str, out_str, tiled,
-                            8 if tn == cnp.NPY_DOUBLE else 4, nt)
+            space[0] = rows
+            space[1] = cols
+            self._exec_blocks(w, 2, space, in_str, out_str, tiled,
+                              8 if tn == cnp.NPY_DOUBLE else 4, nt)
             return res
         finally:
             self._release(w)
