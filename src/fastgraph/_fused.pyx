@@ -304,6 +304,7 @@ cdef extern from *:
     /* ---- the block loops of the VM's plain ("c") ops.  Written once here and compiled twice,
        baseline and AVX2, like the transcendentals above.  Never contracted into FMA
        instructions: a*b+c must round twice, exactly as the unfused NumPy ops do. ---- */
+    #include "_grad_rules.h"     /* tanh_grad, sigmoid_grad: shared with the tape */
     #if defined(__GNUC__) && !defined(__clang__)
     #  pragma GCC optimize("fp-contract=off", "no-math-errno")
     #endif
@@ -346,9 +347,8 @@ cdef extern from *:
         case K_WHERE: case K_SELECT: FG_LOOP(elem y = b[i]; elem z = c[i]; d[i] = x != zero ? y : z) \
         case K_CLIP: FG_LOOP(elem lo = b[i]; elem hi = c[i]; \
                              x = (x >= lo || x != x) ? x : lo; d[i] = (x <= hi || x != x) ? x : hi) \
-        case K_TANH_GRAD: FG_LOOP(elem sq = x * x; elem om = one - sq; d[i] = b[i] * om) \
-        /* the op's own rounding order, g * s * (1 - s) (ops/elementwise.py, the tape's loop) */ \
-        case K_SIGMOID_GRAD: FG_LOOP(elem gs = b[i] * x; elem om = one - x; d[i] = gs * om) \
+        case K_TANH_GRAD: FG_LOOP(d[i] = FG_TANH_GRAD(elem, x, b[i])) \
+        case K_SIGMOID_GRAD: FG_LOOP(d[i] = FG_SIGMOID_GRAD(elem, x, b[i])) \
         default: return 0; \
         } }
     FG_DEF_ARITH(double, _base, , sqrt, floor, ceil, fabs)

@@ -40,9 +40,9 @@ cdef extern from "<fenv.h>" nogil:
 
 # A NumPy inner loop: ``loop(args, dimensions, steps, data)`` (``PyUFuncGenericFunction``).
 
-# The VJP building blocks as inner loops of the same signature.  Each is the NumPy expression in
-# its comment, operation by operation (same roundings: contraction into FMA is off), so results
-# are bit-identical to the NumPy fallback.
+# The VJP building blocks as inner loops of the same signature.  The rules themselves are in
+# _grad_rules.h, shared with the VM; contraction into FMA is off, so results are bit-identical
+# to the NumPy fallback.
 cdef extern from *:
     """
     #if defined(__GNUC__) && !defined(__clang__)
@@ -64,12 +64,11 @@ cdef extern from *:
                 T a = *(const T *)pa, b = *(const T *)pb; *(T *)po = (EXPR); } \
         } \
     }
-    /* tanh_grad(t=a, g=b) = g * (1 - t * t) */
-    FG_LOOP2(fg_tanh_grad_d, double, b * (1.0 - a * a))
-    FG_LOOP2(fg_tanh_grad_f, float, b * (1.0f - a * a))
-    /* sigmoid_grad(s=a, g=b) = g * s * (1 - s) */
-    FG_LOOP2(fg_sigmoid_grad_d, double, (b * a) * (1.0 - a))
-    FG_LOOP2(fg_sigmoid_grad_f, float, (b * a) * (1.0f - a))
+    #include "_grad_rules.h"
+    FG_LOOP2(fg_tanh_grad_d, double, FG_TANH_GRAD(double, a, b))
+    FG_LOOP2(fg_tanh_grad_f, float, FG_TANH_GRAD(float, a, b))
+    FG_LOOP2(fg_sigmoid_grad_d, double, FG_SIGMOID_GRAD(double, a, b))
+    FG_LOOP2(fg_sigmoid_grad_f, float, FG_SIGMOID_GRAD(float, a, b))
     #if defined(__GNUC__) && !defined(__clang__)
     #  pragma GCC pop_options
     #endif
