@@ -579,8 +579,6 @@ cpdef object apply(OpDef op, tuple args, object attrs):
     return op.forward(*args)
 
 
-
-
 cdef inline object _forward(OpDef op, tuple values, Py_ssize_t n, object attrs):
     cdef object v0
     if attrs:
@@ -868,7 +866,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     cdef Py_ssize_t n_ready = 0
     cdef list visited = []
     cdef bint finished = False
-    cdef object node, parent, g, gi, ans, prev
+    cdef object node, parent, g, ans
     cdef Py_ssize_t i, n_parents, last
     cdef bint g_owned, owned
     cdef int how

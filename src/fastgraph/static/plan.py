@@ -54,6 +54,16 @@ class PNode:
         self.note = ""
         self.inplace = None     # a ``var`` step whose array this step overwrites (``out=``)
 
+    def become_const(self, value) -> None:
+        """Turn this step into a constant holding ``value`` (computed at compile time)."""
+        self.kind = "const"
+        self.value = value
+        self.shape = np.shape(value)
+        self.inputs = []
+        self.attrs = None
+        self.weak = False
+        self.note = "folded"
+
     def __repr__(self):
         return f"<PNode {self.kind} {self.name}>"
 

@@ -69,12 +69,7 @@ def fold(ir, ctx) -> None:
                     v.flags.writeable = False
             if np.result_type(v) != p.dtype:
                 continue  # never change a dtype
-            p.kind = "const"
-            p.value = v
-            p.shape = np.shape(v)
-            p.inputs = []
-            p.weak = False
-            p.note = "folded"
+            p.become_const(v)
             n += 1
             ctx.note("fold", p.name)
     ctx.note("fold", f"{n} operation(s) folded")

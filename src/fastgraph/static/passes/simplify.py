@@ -124,12 +124,7 @@ def simplify(ir, ctx) -> None:
             continue
         col = _one_hot_row_sum(p)
         if col is not None:
-            p.kind = "const"
-            p.value = col
-            p.shape = col.shape
-            p.inputs = []
-            p.attrs = None
-            p.note = "folded"
+            p.become_const(col)
             n += 1
             ctx.note("simplify", f"{p.name}: sum(put_labels(c, ...), axis=-1) -> c as a column")
             continue
