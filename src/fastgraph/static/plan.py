@@ -82,6 +82,15 @@ def live_order(ir) -> list:
     return [p for p in ir.order if id(p) in live]
 
 
+def users_of(order) -> dict:
+    """``id(step) -> [steps reading it]``, each list in ``order``'s order."""
+    users: dict = {}
+    for p in order:
+        for q in p.inputs:
+            users.setdefault(id(q), []).append(p)
+    return users
+
+
 def resolve(p: PNode) -> PNode:
     while p.repl is not None:
         p = p.repl

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plan import PNode, known, resolve
+from ..plan import PNode, known, resolve, users_of
 
 #: force fusion of every candidate region (tests compare fused and unfused plans on tiny inputs)
 ALWAYS = False
@@ -173,10 +173,7 @@ def _sinks(order, outputs, vm) -> set:
     backward ``multiply``) joins that op's region rather than the region of its inputs.  Computed
     in the forward kernel it would leave it as a 0/1 output plus a cast to bool (two extra
     passes); recomputed in the backward kernel it costs one compare on data read anyway."""
-    users: dict = {}
-    for p in order:
-        for q in p.inputs:
-            users.setdefault(id(q), []).append(p)
+    users = users_of(order)
     out_ids = {id(o) for o in outputs if o is not None}
     sinks = set()
     for p in order:
@@ -545,8 +542,8 @@ def fuse(ir, ctx) -> None:
         call.fresh = True
         call.n_outputs = len(outs)
         call.note = f"{len(ops)} op(s): {' '.join(ops)}"
-        bc = _bcast_modes([q.shape if not q.weak else np.shape(q.value) for q in inputs],
-                          r.shape) if len(r.shape) and not kern._has_red else None
+        bc = _bcast_modes([_kernel_shape(q) for q in inputs],
+                          r.shape) if len(r.shape) and kern.elementwise else None
         fk = kern
         if bc is not None and set(bc[1]) != {"F"}:
             fk = kern.broadcast_call(r.shape, bc[0], bc[1])

@@ -15,7 +15,7 @@ commit then installs.  Saves an allocation and a stream of fresh memory per upda
 """
 from __future__ import annotations
 
-from ..plan import live_order
+from ..plan import live_order, users_of
 from .buffers import is_fresh_step, ufunc_of
 
 
@@ -44,10 +44,7 @@ def _views(var, order, users) -> list:
 
 def inplace(ir, ctx) -> None:
     order = live_order(ir)
-    users: dict = {}
-    for p in order:
-        for q in p.inputs:
-            users.setdefault(id(q), []).append(p)
+    users = users_of(order)
     fetched = {id(o) for o in ir.outputs if o is not None}
     committed = {id(p.inputs[0]) for p in order if p.kind == "assign"}
     n_assign: dict = {}
