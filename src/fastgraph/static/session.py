@@ -55,7 +55,6 @@ def _flatten(fetches, leaves, graph):
                     f"nodes (or lists, tuples, dicts, namedtuples of them)")
 
 
-
 @contextlib.contextmanager
 def _collector_paused():
     """Pause Python's cyclic garbage collector while a plan compiles.  Compiling allocates a few
@@ -69,6 +68,7 @@ def _collector_paused():
     finally:
         if was_enabled:
             gc.enable()
+
 
 class Session:
     """Runs a graph; variables live here (two sessions are independent).
