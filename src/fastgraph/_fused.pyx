@@ -136,20 +136,23 @@ cdef extern from *:
         double q = ((S - 1.0) * D + Sr) / ((S + 1.0) * D + Sr);
         return fg__asd(fg__asu(q) ^ sign);
     }
-    /* sigmoid(x) = 1 / (1 + e) for x >= 0, e / (1 + e) otherwise, e = exp(-|x|) in (0, 1] */
+    /* sigmoid(x) = 1 / (1 + e) for x >= 0, e / (1 + e) otherwise, with e = exp(-|x|) = S N / D
+       in tanh's rational form (S = 2^k, N = D + 2r), so sigmoid = D / (D + S N) or
+       S N / (D + S N): one division and the short polynomial.  S N is formed as 2^(k+54) N (a
+       normal number for every k >= -1076) and scaled back by 2^-54 after the division, so that
+       subnormal results are rounded once.  Max error 2 ulp (vs. long double). */
     static inline double fg_sigmoid1(double x) {
         double z = -fabs(x);
         double zc = z < -746.0 ? -746.0 : z;
         double km = zc * FG_LOG2E + FG_MAGIC;
         double k = km - FG_MAGIC;
         double r = (zc - k * FG_LN2HI) - k * FG_LN2LO;
-        double k1m = k * 0.5 + FG_MAGIC;
-        double k1 = k1m - FG_MAGIC;
-        double k2m = (k - k1) + FG_MAGIC;
-        double e = (fg__expm1_poly(r) + 1.0) * fg__pow2(k1m) * fg__pow2(k2m);
-        e = z < -745.1332191019412 ? 0.0 : e;
-        double rr = 1.0 / (1.0 + e);
-        return x >= 0.0 ? rr : e * rr;
+        double D = fg__exp_den(r);
+        double SN = (D + 2.0 * r) * fg__pow2(km + 54.0);    /* e D 2^54 */
+        double den = D + SN * 5.551115123125783e-17;          /* D (1 + e) */
+        int pos = x >= 0.0;
+        double q = (pos ? D : SN) / den;
+        return q * (pos ? 1.0 : 5.551115123125783e-17);
     }
     /* log(x) (fdlibm's algorithm, branch-free): x = 2^k m, m in [sqrt(2)/2, sqrt(2)),
        f = m - 1, s = f / (2 + f), log(m) = f - s (f - R(s^2)) with fdlibm's degree-14 minimax R.
@@ -247,19 +250,21 @@ cdef extern from *:
         float q = ((S - 1.0f) * D + Sr) / ((S + 1.0f) * D + Sr);
         return fg__asf(fg__asuf(q) ^ sign);
     }
+    /* sigmoid in float: fg_sigmoid1's rational form with tanhf's denominator; 2^(k+26) N is
+       normal for every k >= -150. */
     static inline float fg_sigmoidf1(float x) {
         float z = -fabsf(x);
         float zc = z < -104.0f ? -104.0f : z;
         float km = zc * FG_LOG2EF + FG_MAGICF;
         float k = km - FG_MAGICF;
         float r = (zc - k * FG_LN2HIF) - k * FG_LN2LOF;
-        float k1m = k * 0.5f + FG_MAGICF;
-        float k1 = k1m - FG_MAGICF;
-        float k2m = (k - k1) + FG_MAGICF;
-        float e = (fg__expm1_polyf(r) + 1.0f) * fg__pow2f(k1m) * fg__pow2f(k2m);
-        e = z < -103.972084045410f ? 0.0f : e;
-        float rr = 1.0f / (1.0f + e);
-        return x >= 0.0f ? rr : e * rr;
+        float t = r * r;
+        float D = 2.0f - (r - t * (1.6666625440e-1f + t * -2.7667332906e-3f));
+        float SN = (D + 2.0f * r) * fg__pow2f(km + 26.0f);   /* e D 2^26 */
+        float den = D + SN * 1.4901161193847656e-08f;
+        int pos = x >= 0.0f;
+        float q = (pos ? D : SN) / den;
+        return q * (pos ? 1.0f : 1.4901161193847656e-08f);
     }
     #define FG_DEF_VLOOPS(NAME, FN, FNF, SUF, ATTR) \
     ATTR static void fg_v##NAME##_d##SUF(double *d, const double *a, Py_ssize_t n) { \
