@@ -9,6 +9,21 @@ signature (argument shapes and dtypes), compile it with the full pass pipeline, 
 
 Composes with the transforms: ``fg.function(fg.grad(f))`` traces ``fg.grad(f)`` with placeholder
 arguments, and the transforms, given Nodes, differentiate symbolically (:func:`static_value_and_grad`).
+
+``donate_argnums`` (JAX's name and meaning): the caller hands those arguments' arrays over, and an
+output of the same shape and dtype may be written into one instead of a new array.  A training step
+returning its updated parameters then updates them in place::
+
+    >>> step = fg.function(train_step, donate_argnums=(0, 1))   # train_step(w, b, x, y)
+    >>> loss, (w, b) = step(w, b, x, y)          # w, b: the same arrays, now updated
+
+Outputs are paired with donated arguments in order: each output takes the first unpaired donated
+argument with its shape and dtype.  A donated argument is traced as a variable whose value for the
+call is the caller's array, and its paired output as an assignment to it, so the ``inplace`` pass
+decides what is written in place (elementwise updates are; anything else is a new array, returned
+as the output).  A donated argument that is not a writeable, aligned, C-contiguous ndarray of the
+traced dtype, or that shares memory with another argument, is copied first.  Donated arrays hold
+unspecified values after an error -- in practice their old ones: in-place writes come last.
 """
 from __future__ import annotations
 
@@ -20,8 +35,9 @@ from .. import ops as F
 from .gradients import gradients
 from .graph import Graph
 from .node import NODE_TYPES, as_node
+from .executor import UNINIT
 from .session import Session, _flatten
-from .variables import placeholder
+from .variables import Variable, _make_assign, group, placeholder
 
 __all__ = ["function", "static_value_and_grad"]
 
@@ -41,18 +57,44 @@ def _arg_value(a):
 
 
 class _Traced:
-    __slots__ = ("plan", "rebuild", "store", "graph", "n_args")
+    __slots__ = ("plan", "rebuild", "store", "graph", "n_args", "feed_pos", "donated", "paired")
+
+
+def _donatable(v, dtype, others) -> np.ndarray:
+    """``v`` itself when its memory may be written by the plan, else a private copy."""
+    if (type(v) is np.ndarray and v.dtype == dtype and v.flags.c_contiguous
+            and v.flags.writeable and v.flags.aligned
+            and not any(o is not v and type(o) is np.ndarray and np.may_share_memory(v, o)
+                        for o in others)
+            and sum(o is v for o in others) == 1):
+        return v
+    return np.array(v, dtype=dtype, order="C")
 
 
 class Function:
     """A traced function: ``__call__`` runs the cached plan of the arguments' signature."""
 
-    def __init__(self, fun, disable=()):
+    def __init__(self, fun, disable=(), donate_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.disable = tuple(disable)
+        if isinstance(donate_argnums, int):
+            donate_argnums = (donate_argnums,)
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in donate_argnums):
+            raise TypeError(f"fg.function: donate_argnums must be ints, got {donate_argnums!r}")
+        self.donate_argnums = tuple(donate_argnums)
         self._cache: dict = {}
         self.trace_count = 0
+
+    def _donated_positions(self, n_args: int) -> list[int]:
+        pos = []
+        for i in self.donate_argnums:
+            if not -n_args <= i < n_args:
+                raise ValueError(f"fg.function({self.fun.__name__}): donate_argnums entry {i} is "
+                                 f"out of range for {n_args} positional argument(s)")
+            if i % n_args not in pos:
+                pos.append(i % n_args)
+        return sorted(pos)
 
     def _signature(self, vals, kwargs):
         sig = tuple((v.shape, v.dtype) for v in vals)
@@ -62,19 +104,36 @@ class Function:
 
     def trace(self, vals, kwargs) -> _Traced:
         self.trace_count += 1
+        donated = self._donated_positions(len(vals)) if self.donate_argnums else []
         g = Graph()
         with g.as_default():
-            phs = [placeholder(v.dtype, v.shape, name=f"arg{i}") for i, v in enumerate(vals)]
-            out = self.fun(*phs, **kwargs)
+            args, phs, feed_pos = [], [], []
+            for i, v in enumerate(vals):
+                if i in donated:   # its value is the caller's array, set per call
+                    zero = as_node(np.zeros((), v.dtype), g)
+                    args.append(Variable(F.broadcast_to(zero, v.shape), name=f"arg{i}"))
+                else:
+                    args.append(placeholder(v.dtype, v.shape, name=f"arg{i}"))
+                    phs.append(args[-1])
+                    feed_pos.append(i)
+            out = self.fun(*args, **kwargs)
             leaves: list = []
             rebuild = _flatten_outputs(out, leaves, g)
+            paired = _pair_donations(leaves, [args[i] for i in donated])
+            fetches = list(leaves)
+            for k, var in paired:   # the output becomes "var = value"; its value is read back
+                fetches[k] = _make_assign(var, leaves[k], f"{var.name}/donated", operation=True)
             sess = Session(g, disable=self.disable)
             t = _Traced()
-            t.plan = sess._compile(leaves, phs, [v[()] if v.ndim == 0 else v for v in vals])
+            t.plan = sess._compile(fetches, phs, [vals[i][()] if vals[i].ndim == 0 else vals[i]
+                                                  for i in feed_pos])
             t.rebuild = rebuild
             t.store = sess._store
             t.graph = g
             t.n_args = len(vals)
+            t.feed_pos = feed_pos if donated else None
+            t.donated = [(i, args[i].var_index, args[i].dtype) for i in donated]
+            t.paired = [(k, var.var_index) for k, var in paired]
         return t
 
     def __call__(self, *args, **kwargs):
@@ -88,8 +147,27 @@ class Function:
             t = self.trace(vals, kwargs)
             if sig is not None:
                 self._cache[sig] = t
-        feeds = [v[()] if type(v) is np.ndarray and v.ndim == 0 else v for v in vals]
-        return t.rebuild(t.plan.run(feeds, t.store))
+        if t.feed_pos is None:
+            feeds = [v[()] if type(v) is np.ndarray and v.ndim == 0 else v for v in vals]
+            return t.rebuild(t.plan.run(feeds, t.store))
+        return self._call_donating(t, vals)
+
+    def _call_donating(self, t: _Traced, vals: list):
+        feeds = []
+        for i in t.feed_pos:
+            v = vals[i]
+            feeds.append(v[()] if type(v) is np.ndarray and v.ndim == 0 else v)
+        store = t.store
+        try:
+            for i, idx, dtype in t.donated:
+                store[idx] = _donatable(vals[i], dtype, vals)
+            res = t.plan.run(feeds, store)
+            for k, idx in t.paired:
+                res[k] = store[idx]
+        finally:   # the session must not keep the caller's arrays alive
+            for _, idx, _ in t.donated:
+                store[idx] = UNINIT
+        return t.rebuild(res)
 
     def explain(self, *args, **kwargs) -> str:
         vals = [_arg_value(a) for a in args]
@@ -115,20 +193,39 @@ def _flatten_outputs(out, leaves, graph):
     return _flatten(as_node(out, graph), leaves, graph)
 
 
+def _pair_donations(leaves, donated) -> list:
+    """(output index, donated variable) pairs: each output takes the first unpaired donated
+    argument of its shape and dtype (an output that *is* the argument stays unpaired)."""
+    free = list(donated)     # (identity tests only: == on nodes builds an "equal" node)
+    pairs = []
+    for k, leaf in enumerate(leaves):
+        if leaf is None or leaf.is_operation or leaf.shape is None or \
+                any(leaf is d for d in donated):
+            continue
+        for j, var in enumerate(free):
+            if tuple(var.shape) == tuple(leaf.shape) and var.dtype == leaf.dtype:
+                pairs.append((k, var))
+                del free[j]
+                break
+    return pairs
+
+
 def _leafify(v, graph):
     if type(v) in NODE_TYPES or isinstance(v, (list, tuple, dict)) or v is None:
         return v
     return as_node(v, graph)
 
 
-def function(fun=None, *, disable=()):
+def function(fun=None, *, disable=(), donate_argnums=()):
     """Trace ``fun`` into a static graph per argument signature and run the compiled plan.
 
-    Usable as ``@fg.function`` or ``@fg.function(disable=("fold",))``.
+    Usable as ``@fg.function``, ``@fg.function(disable=("fold",))`` or
+    ``fg.function(step, donate_argnums=(0, 1))`` (outputs may be written into those arguments'
+    arrays; see the module docstring).
     """
     if fun is None:
-        return lambda f: Function(f, disable)
-    return Function(fun, disable)
+        return lambda f: Function(f, disable, donate_argnums)
+    return Function(fun, disable, donate_argnums)
 
 
 def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):

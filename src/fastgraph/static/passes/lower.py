@@ -29,10 +29,6 @@ class LeadingSum:
         return np.add.reduce(g, axis=self.axes, out=out)
 
 
-def _T(x):
-    return np.swapaxes(x, -1, -2)
-
-
 class MatmulT:
     """``np.matmul`` with one or both operands transposed (last two axes) on the way in."""
     __slots__ = ("ta", "tb", "name")
@@ -41,10 +37,11 @@ class MatmulT:
         self.ta, self.tb, self.name = ta, tb, name
 
     def __call__(self, a, b, out=None):
+        # the ndarray method, not np.swapaxes: no Python-level wrapper on every run
         if self.ta:
-            a = _T(a)
+            a = a.swapaxes(-1, -2)
         if self.tb:
-            b = _T(b)
+            b = b.swapaxes(-1, -2)
         return np.matmul(a, b, out=out)
 
 
