@@ -120,3 +120,4 @@ def test_donate_argnums_errors(problem):
         fg.function(_sgd_step, donate_argnums=9)(w, b, x, y)
     assert fg.function(_sgd_step, donate_argnums=-4)(w.copy(), b, x, y)[0] == \
         fg.function(_sgd_step)(w, b, x, y)[0]
+

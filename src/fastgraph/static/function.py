@@ -35,7 +35,6 @@ from .. import ops as F
 from .gradients import gradients
 from .graph import Graph
 from .node import NODE_TYPES, as_node
-from .executor import UNINIT
 from .session import Session, _flatten
 from .variables import Variable, _make_assign, group, placeholder
 
@@ -157,16 +156,14 @@ class Function:
         for i in t.feed_pos:
             v = vals[i]
             feeds.append(v[()] if type(v) is np.ndarray and v.ndim == 0 else v)
-        store = t.store
-        try:
-            for i, idx, dtype in t.donated:
-                store[idx] = _donatable(vals[i], dtype, vals)
-            res = t.plan.run(feeds, store)
-            for k, idx in t.paired:
-                res[k] = store[idx]
-        finally:   # the session must not keep the caller's arrays alive
-            for _, idx, _ in t.donated:
-                store[idx] = UNINIT
+        # a store of this call's own: concurrent calls do not share it, and the plan keeps no
+        # reference to the caller's arrays afterwards
+        store = list(t.store)
+        for i, idx, dtype in t.donated:
+            store[idx] = _donatable(vals[i], dtype, vals)
+        res = t.plan.run(feeds, store)
+        for k, idx in t.paired:
+            res[k] = store[idx]
         return t.rebuild(res)
 
     def explain(self, *args, **kwargs) -> str:
