@@ -121,3 +121,16 @@ def test_donate_argnums_errors(problem):
     assert fg.function(_sgd_step, donate_argnums=-4)(w.copy(), b, x, y)[0] == \
         fg.function(_sgd_step)(w, b, x, y)[0]
 
+
+
+@pytest.mark.parametrize("disable", [("inplace",), ("fuse",), ("fold", "simplify", "merge")])
+def test_donation_with_passes_switched_off_gives_the_same_values(problem, disable):
+    w, b, x, y = problem
+    want = fg.function(_sgd_step)(w, b, x, y)
+    w2, b2 = w.copy(), b.copy()
+    got = fg.function(_sgd_step, disable=disable, donate_argnums=(0, 1))(w2, b2, x, y)
+    assert got[0] == want[0]
+    for g_, w_ in zip(got[1], want[1]):
+        np.testing.assert_array_equal(g_, w_)
+    if "inplace" in disable:              # then nothing is written into the arguments
+        np.testing.assert_array_equal(w2, w)
