@@ -126,7 +126,7 @@ def test_donate_argnums_errors(problem):
 @pytest.mark.parametrize("disable", [("inplace",), ("fuse",), ("fold", "simplify", "merge")])
 def test_donation_with_passes_switched_off_gives_the_same_values(problem, disable):
     w, b, x, y = problem
-    want = fg.function(_sgd_step)(w, b, x, y)
+    want = fg.function(_sgd_step, disable=disable)(w, b, x, y)
     w2, b2 = w.copy(), b.copy()
     got = fg.function(_sgd_step, disable=disable, donate_argnums=(0, 1))(w2, b2, x, y)
     assert got[0] == want[0]
