@@ -10,7 +10,8 @@ import fastgraph as fg
 from fastgraph import ops as F
 
 KERNEL_OPS = sorted(name for name, op in F.REGISTRY.items() if op.has_kernel)
-VJP_OPS = sorted(name for name, op in F.REGISTRY.items() if op.eager_vjps is not None)
+VJP_OPS = sorted(name for name, op in F.REGISTRY.items()
+                 if op.eager_vjps is not None and op.elementwise)
 DTYPES = [np.float64, np.float32]
 
 
@@ -157,9 +158,61 @@ def test_eager_vjps_keep_create_graph_differentiable():
                                rtol=1e-12)
 
 
+# 2-D recipes (matmul): the rules' np.matmul on transposed views, without their frames
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes", [((5, 3), (3, 4)), ((1, 7), (7, 1)), ((4, 6), (6,)),
+                                    ((6,), (6, 4)), ((6,), (6,)), ((2, 4, 3), (3, 5)),
+                                    ((3, 4), (2, 4, 5))])
+def test_matmul_eager_vjps_match_the_rules_bit_for_bit(shapes, dtype, rng):
+    op = F.REGISTRY["matmul"]
+    assert op.eager_vjps is not None
+    a, b = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    ans = np.matmul(a, b)
+    g = rng.standard_normal(ans.shape).astype(dtype)
+    ta, tb = fg.tensor(a, requires_grad=True), fg.tensor(b, requires_grad=True)
+    got = fg.autograd.grad(fg.matmul(ta, tb), [ta, tb], grad_outputs=fg.tensor(g))
+    for i, x in enumerate((a, b)):
+        want = op.vjps[i](g, ans, a, b)
+        want = F.sum_to_like(want, x) if np.shape(want) != x.shape else want
+        assert got[i].dtype == dtype and got[i].shape == x.shape
+        np.testing.assert_array_equal(got[i].data, want)
+
+
+def test_matmul_eager_vjps_on_views_and_mixed_dtypes(rng):
+    a = rng.standard_normal((6, 5))
+    b = rng.standard_normal((6, 4)).astype(np.float32)
+    ta = fg.tensor(a.T, requires_grad=True)        # a transposed (Fortran-order) view
+    tb = fg.tensor(b, requires_grad=True)
+    (fg.matmul(ta, tb) * 2.0).sum().backward()
+    g = np.full((5, 4), 2.0)
+    np.testing.assert_array_equal(ta.grad.data, g @ b.T)
+    assert tb.grad.dtype == np.float32             # cast back to the input's dtype
+    np.testing.assert_array_equal(tb.grad.data, (a.T.T @ g).astype(np.float32))
+    # the gradients are new arrays: never the inputs, never each other
+    for t in (ta, tb):
+        assert not np.shares_memory(t.grad.data, a) and not np.shares_memory(t.grad.data, b)
+
+
+def test_matmul_gradients_accumulate_and_create_graph_uses_the_rules(rng):
+    w = fg.tensor(rng.standard_normal((3, 3)), requires_grad=True)
+    x = rng.standard_normal((4, 3))
+    fg.matmul(fg.matmul(x, w), w).sum().backward()  # w reached twice: the sums add up
+    ones = np.ones((4, 3))
+    want = (x @ w.data).T @ ones + x.T @ (ones @ w.data.T)
+    np.testing.assert_allclose(w.grad.data, want, rtol=1e-13)
+    w.grad = None
+    (g,) = fg.autograd.grad(fg.matmul(fg.matmul(x, w), w).sum(), w, create_graph=True)
+    (gg,) = fg.autograd.grad((g * g).sum(), w)
+    assert gg.shape == (3, 3) and np.isfinite(gg.data).all()
+
+
 def test_eager_vjp_recipes_are_checked():
     with pytest.raises(ValueError, match="kernel"):
         F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["sigmoid"], "g"), None])
+    with pytest.raises(ValueError, match="2-D"):
+        F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["multiply"], "g", "1.T"), None])
+    with pytest.raises(ValueError, match="two 2-D"):
+        F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["matmul"], "g"), None])
     with pytest.raises(ValueError, match="built-in kernel"):
         F.REGISTRY["add"].set_kernel("no_such_loop")
 

@@ -171,7 +171,12 @@ cdef class OpDef:
         through unchanged) or ``(kernel_op, slot, ...)``: ``kernel_op``'s kernel applied to the
         named values, each slot one of ``"g"``, ``"ans"``, ``0``, ``1``, ... (the inputs).  It
         must compute what the rule computes; where the kernel does not apply (broadcasting,
-        other dtypes, scalars) the rule runs instead."""
+        other dtypes, scalars) the rule runs instead.
+
+        A ``kernel_op`` without an elementwise kernel (``matmul``) makes a *2-D recipe*: its
+        ``forward`` is called on the named values when every one is a 2-D ndarray, else the rule
+        runs; a slot may then name a transpose, ``"g.T"``, ``"0.T"``, ... (a view, as ``.T``
+        gives).  The rule's Python frames, and those of the ops it calls, are what it saves."""
         out = []
         for r in recipes:
             if r is None:
@@ -180,11 +185,21 @@ cdef class OpDef:
                 out.append((None, 0))
             else:
                 k, *slots = r
-                if not (<OpDef?>k)._knin or len(slots) != (<OpDef>k)._knin:
+                two_d = not (<OpDef?>k)._knin
+                if two_d and len(slots) != 2 or not two_d and len(slots) != (<OpDef>k)._knin:
                     raise ValueError(f"{self.name}: eager VJP {r!r} needs {k.name}'s kernel "
-                                     f"with {len(slots)} inputs")
-                out.append((k,) + tuple(0 if v == "g" else 1 if v == "ans" else 2 + int(v)
-                                        for v in slots))
+                                     f"with {len(slots)} inputs, or two 2-D operands")
+                codes = []
+                for v in slots:
+                    v = str(v)
+                    t = v.endswith(".T")
+                    if t and not two_d:
+                        raise ValueError(f"{self.name}: eager VJP {r!r}: transposes are for "
+                                         f"2-D recipes only")
+                    v = v[:len(v) - 2] if t else v
+                    c = 0 if v == "g" else 1 if v == "ans" else 2 + int(v)
+                    codes.append(~c if t else c)  # negative: the value's transpose
+                out.append((k,) + tuple(codes))
         self.eager_vjps = tuple(out)
 
 
@@ -704,11 +719,30 @@ cdef inline object _slot_value(Py_ssize_t slot, object g, object ans, tuple args
     return g if slot == 0 else (ans if slot == 1 else args[slot - 2])
 
 
+cdef inline object _matrix_value(Py_ssize_t slot, object g, object ans, tuple args):
+    """The value of a 2-D recipe's ``slot`` (negative: transposed), or None unless it is a 2-D
+    ndarray."""
+    cdef object v = _slot_value(~slot if slot < 0 else slot, g, ans, args)
+    if type(v) is not _ndarray or cnp.PyArray_NDIM(<cnp.ndarray>v) != 2:
+        return None
+    return cnp.PyArray_Transpose(<cnp.ndarray>v, NULL) if slot < 0 else v
+
+
 cdef inline object _eager_vjp(tuple recipe, object g, object ans, tuple args, object into,
                               object acc):
     """The compiled VJP ``recipe`` (see ``OpDef.set_eager_vjps``), or None where it does not
-    apply; ``into``, ``acc``: as for ``_ew``."""
+    apply; ``into``, ``acc``: as for ``_ew``.  A 2-D recipe returns a new array (it neither
+    adds into ``acc`` nor writes ``into``, which is one of its operands)."""
     cdef object k = recipe[0]
+    cdef object a, b
+    if not (<OpDef>k)._knin:
+        if acc is not None:
+            return None
+        a = _matrix_value(recipe[1], g, ans, args)
+        b = _matrix_value(recipe[2], g, ans, args)
+        if a is None or b is None:
+            return None
+        return (<OpDef>k).forward(a, b)
     if len(recipe) == 2:
         return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args), None, into, acc)
     return _ew(<OpDef>k, _slot_value(recipe[1], g, ans, args),
