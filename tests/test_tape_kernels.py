@@ -206,6 +206,18 @@ def test_matmul_gradients_accumulate_and_create_graph_uses_the_rules(rng):
     assert gg.shape == (3, 3) and np.isfinite(gg.data).all()
 
 
+def test_bias_gradients_sum_over_broadcast_axes_like_sum_to_like(rng):
+    for gshape, xshape in [((128, 10), (10,)), ((4, 3, 5), (3, 1)), ((2, 3, 4), (1, 4)),
+                           ((2, 3), (1, 1)), ((5,), (1,)), ((3, 4), ())]:
+        x = rng.standard_normal(xshape).astype(np.float32)
+        g = rng.standard_normal(gshape).astype(np.float32)
+        tx = fg.tensor(x, requires_grad=True)
+        (out,) = fg.autograd.grad(tx + np.zeros(gshape, np.float32), tx, grad_outputs=fg.tensor(g))
+        want = F.sum_to_like(g, x)
+        assert out.shape == np.shape(x) and out.dtype == np.float32
+        np.testing.assert_array_equal(out.data, want)
+
+
 def test_eager_vjp_recipes_are_checked():
     with pytest.raises(ValueError, match="kernel"):
         F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["sigmoid"], "g"), None])

@@ -698,6 +698,30 @@ cdef inline bint _same_layout(cnp.ndarray a, cnp.ndarray b):
     return _same_dims(a, b) and cnp.PyArray_DESCR(a) == cnp.PyArray_DESCR(b)
 
 
+cdef object _add_reduce = np.add.reduce
+
+
+cdef object _sum_to_shape_of(cnp.ndarray g, cnp.ndarray x):
+    """``g`` summed over the axes broadcasting added to reach its shape from ``x``'s: what the
+    ``sum_to_like`` op computes on arrays (``np.add.reduce(g, axes, keepdims=True)``, reshaped),
+    without its Python frames.  A bias gradient takes this path on every backward pass."""
+    cdef int nd = cnp.PyArray_NDIM(g), nx = cnp.PyArray_NDIM(x), lead = nd - nx, i
+    cdef cnp.npy_intp* dg = cnp.PyArray_DIMS(g)
+    cdef cnp.npy_intp* dx = cnp.PyArray_DIMS(x)
+    if lead < 0:
+        return _sum_to_like(g, x)  # (not a broadcast of x: the op says so)
+    cdef list axes = list(range(lead))
+    for i in range(nx):
+        if dx[i] == dg[lead + i]:
+            continue
+        if dx[i] != 1:
+            return _sum_to_like(g, x)
+        axes.append(lead + i)
+    if not axes:
+        return g
+    return _add_reduce(g, axis=tuple(axes), keepdims=True).reshape((<object>x).shape)
+
+
 cdef object _fit_to_input(object gi, object x):
     """Sum ``gi`` back to the broadcast shape of input ``x`` and cast it to ``x``'s dtype."""
     cdef object tx = type(x)
@@ -707,7 +731,9 @@ cdef object _fit_to_input(object gi, object x):
                 return gi
         elif not isinstance(gi, TensorBase):
             return gi  # two NumPy scalars of one type: same shape () and dtype
-    if gi.shape != x.shape:
+    if tx is _ndarray and type(gi) is _ndarray:
+        gi = _sum_to_shape_of(<cnp.ndarray>gi, <cnp.ndarray>x)
+    elif gi.shape != x.shape:
         gi = _sum_to_like(gi, x)
     xdt = x.dtype
     if gi.dtype != xdt:
