@@ -288,3 +288,49 @@ def test_floating_point_error_in_an_in_place_sum_leaves_numpy_to_report_it():
     x, y = summed_gradients_overflow()
     with np.errstate(over="raise"), pytest.raises(FloatingPointError):
         y.backward()
+
+
+# ---- relu: np.maximum's loop against zeros, and g * (x > 0) in one pass, at every size ----------
+_SPECIAL = [-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-45, -1e-45, 1e-310, -1e-310, 5e-324,
+            3.0, -2.0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 13, 1024, 1025, 32768, 70001])
+def test_relu_kernels_match_numpy_bit_for_bit(n, dtype):
+    rng = np.random.default_rng(n)
+    with np.errstate(all="ignore"):
+        x = np.concatenate([_SPECIAL, rng.standard_normal(n)]).astype(dtype)
+        want = np.maximum(x, 0)
+    g = rng.standard_normal(x.shape).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no flag the NumPy ops would not raise
+        got = fg.relu(fg.tensor(x)).data
+        t = fg.tensor(x, requires_grad=True)
+        fg.relu(t).backward(fg.tensor(g))
+    assert got.dtype == dtype and t.grad.dtype == dtype
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    np.testing.assert_array_equal(t.grad.data.view(np.uint8), (g * (x > 0)).view(np.uint8))
+    np.testing.assert_array_equal(F.relu(x).view(np.uint8), want.view(np.uint8))  # plain arrays
+
+
+def test_relu_kernels_leave_other_cases_to_numpy():
+    # an infinite gradient where the mask is 0: NumPy's "invalid value" warning, as before
+    x = fg.tensor(np.array([-1.0, 2.0] * 20000), requires_grad=True)
+    with pytest.warns(RuntimeWarning, match="invalid"):
+        fg.relu(x).backward(fg.tensor(np.full(40000, np.inf)))
+    np.testing.assert_array_equal(x.grad.data[:2], [np.nan, np.inf])
+    # views, other dtypes and mixed dtypes keep NumPy's path and results
+    v = np.arange(-20.0, 20.0).reshape(8, 5).T
+    np.testing.assert_array_equal(fg.relu(fg.tensor(v)).data, np.maximum(v, 0))
+    i = np.arange(-3, 3)
+    np.testing.assert_array_equal(fg.relu(fg.tensor(i)).data, np.maximum(i, 0))
+    t = fg.tensor(np.linspace(-1, 1, 9, dtype=np.float32), requires_grad=True)
+    fg.relu(t).backward(fg.tensor(np.ones(9)))  # a float64 gradient for a float32 input
+    assert t.grad.dtype == np.float32
+    np.testing.assert_array_equal(t.grad.data, (t.data > 0).astype(np.float32))
+    # create_graph=True runs the rule: the gradient is itself differentiable
+    t = fg.tensor(np.array([-1.0, 0.5, 2.0]), requires_grad=True)
+    (gx,) = fg.autograd.grad((fg.relu(t) * t).sum(), t, create_graph=True)
+    np.testing.assert_array_equal(gx.data, [0.0, 1.0, 4.0])
+    assert gx.requires_grad
