@@ -33,10 +33,20 @@ hand 2.4-2.9 ms per step under that load, ~1.4 ms on a quiet core.  Default thre
 Re-measured 2026-11-30 after the VM's arithmetic loops got their AVX2 copy (same shared VM):
 default threads (2): eager 0.472x torch, static 1.13x and ``@fg.function`` 1.09x NumPy (equal
 minima: 1.40 / 1.38 / 1.40 ms); ``--threads 1``: eager 0.977x torch (2.98 vs 3.05 ms), static
-1.055x, ``@fg.function`` 1.14x NumPy.  Eager vs NumPy by hand at one thread (perf, 3,000 steps):
-the same 8 GEMMs (checked call by call), but ~12% more time inside ``sgemm_kernel`` (fresh
-output arrays each step instead of NumPy's reused ``out=`` buffers), plus Python frames of the
-VJP rules and the optimizer (``p -= lr * g``: a temporary and two passes per parameter).
+1.055x, ``@fg.function`` 1.14x NumPy.
+
+Eager at one thread, re-measured 2026-12-01 (interleaved, 25 rounds of 20 steps, min ratios, same
+loaded VM): 0.83-0.85x torch (was 0.95-0.98x in the same runs), 1.04-1.06x NumPy by hand (was
+1.11-1.23x).  Where the gap to NumPy by hand was: not the GEMMs (each of the 8 times the same as
+NumPy's in place, min of 1,500; fresh vs ``out=`` outputs make no difference, nor does a caching
+allocator; 0 page faults per step either way) but CPU time around them (perf, per step): Python
++500 us and NumPy's elementwise work +270 us under load.  Removed: the optimizer's temporary
+(one compiled in-place pass), the matmul VJP rules' Python frames (np.matmul on transposed views
+called from the walker), the bias gradients' ``sum_to_like`` frames, relu's slow scalar-operand
+``np.maximum`` (NumPy's loop against zeros, ~3x faster) and its mask temporary (one pass), and
+``np.shape`` on the logits Tensor in ``cross_entropy``.  Left (perf, under load): ~240 us more
+Python than NumPy by hand (about 230 function calls per step: the recorder's ops, the rules of
+``log_softmax``/``pick``/``mean``, leaf delivery, the optimizer loop).
 
 Where the time goes (static, per step, fastest of 200 on a quiet core): the 8 GEMMs ~960 us of
 ~1.3 ms; the W1 update (one fused in-place kernel, 800 KB) ~85 us; ``log_softmax`` + ``pick`` +

@@ -178,3 +178,60 @@ def test_converges_on_least_squares(make, steps):
     np.testing.assert_allclose(w.data, w_star, atol=2e-2)
     assert abs(bias.item()) < 2e-2
     assert loss.item() < 1e-3
+
+
+# ---- the compiled in-place update (fastgraph._update.sub_scaled) ---------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(), (1,), (3,), (1023,), (1025,), (40, 77), (784, 256)])
+def test_sgd_update_is_numpys_bit_for_bit(dtype, shape):
+    rng = np.random.default_rng(len(shape) + sum(shape))
+    p0 = rng.standard_normal(shape).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    w = fg.tensor(p0.copy(), requires_grad=True)
+    w.grad = fg.tensor(g.copy())
+    buf = w.data
+    fg.optim.SGD([w], lr=0.01).step()
+    ref = p0.copy()
+    ref -= 0.01 * g  # what NumPy computes: lr rounded to the dtype, product rounded, subtracted
+    assert w.data is buf and w.dtype == dtype
+    np.testing.assert_array_equal(w.data.reshape(-1).view(np.uint8), ref.reshape(-1).view(np.uint8))
+    np.testing.assert_array_equal(w.grad.data, g)  # the gradient is read, never modified
+
+
+def test_sgd_update_other_layouts_and_dtypes_go_through_numpy():
+    from fastgraph._update import sub_scaled
+    p = np.arange(12.0).reshape(3, 4)
+    assert sub_scaled(p.T, p.T.copy(), 0.5) == 0          # not C-contiguous
+    assert sub_scaled(p, p.astype(np.float32), 0.5) == 0  # dtypes differ
+    assert sub_scaled(p[:, :2].copy(), p[:, 2:].copy().reshape(6), 0.5) == 0  # shapes differ
+    flat = np.arange(8.0)
+    assert sub_scaled(flat[:4], flat[2:6], 0.5) == 0      # overlapping: NumPy's temporary rules
+    same = np.arange(4.0)
+    assert sub_scaled(same, same, 0.5) == 4                # g is p itself: fine element by element
+    np.testing.assert_array_equal(same, np.arange(4.0) * 0.5)
+    # a non-contiguous parameter (a view) still gets NumPy's update through the optimizer
+    w = fg.tensor(np.ones((4, 4)), requires_grad=True)
+    w.data = np.asfortranarray(w.data)
+    w.grad = fg.tensor(np.full((4, 4), 2.0))
+    fg.optim.SGD([w], lr=0.25).step()
+    np.testing.assert_array_equal(w.data, np.full((4, 4), 0.5))
+
+
+def test_sgd_update_floating_point_errors_warn_as_numpy_does():
+    from fastgraph._update import sub_scaled
+    p = np.ones(3000, np.float32)
+    g = np.ones(3000, np.float32)
+    g[2500] = 3e38  # overflows in the third block of 1024
+    assert sub_scaled(p.copy(), g, 10.0) == 2048
+    w = fg.tensor(p.copy(), requires_grad=True)
+    w.grad = fg.tensor(g)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        fg.optim.SGD([w], lr=10.0).step()
+    ref = p.copy()
+    with np.errstate(over="ignore"):
+        ref -= np.float32(10.0) * g
+    np.testing.assert_array_equal(w.data, ref)
+    w = fg.tensor(p.copy(), requires_grad=True)
+    w.grad = fg.tensor(g)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        fg.optim.SGD([w], lr=10.0).step()

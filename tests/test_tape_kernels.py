@@ -10,7 +10,8 @@ import fastgraph as fg
 from fastgraph import ops as F
 
 KERNEL_OPS = sorted(name for name, op in F.REGISTRY.items() if op.has_kernel)
-VJP_OPS = sorted(name for name, op in F.REGISTRY.items() if op.eager_vjps is not None)
+VJP_OPS = sorted(name for name, op in F.REGISTRY.items()
+                 if op.eager_vjps is not None and op.elementwise)
 DTYPES = [np.float64, np.float32]
 
 
@@ -157,9 +158,73 @@ def test_eager_vjps_keep_create_graph_differentiable():
                                rtol=1e-12)
 
 
+# 2-D recipes (matmul): the rules' np.matmul on transposed views, without their frames
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes", [((5, 3), (3, 4)), ((1, 7), (7, 1)), ((4, 6), (6,)),
+                                    ((6,), (6, 4)), ((6,), (6,)), ((2, 4, 3), (3, 5)),
+                                    ((3, 4), (2, 4, 5))])
+def test_matmul_eager_vjps_match_the_rules_bit_for_bit(shapes, dtype, rng):
+    op = F.REGISTRY["matmul"]
+    assert op.eager_vjps is not None
+    a, b = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    ans = np.matmul(a, b)
+    g = rng.standard_normal(ans.shape).astype(dtype)
+    ta, tb = fg.tensor(a, requires_grad=True), fg.tensor(b, requires_grad=True)
+    got = fg.autograd.grad(fg.matmul(ta, tb), [ta, tb], grad_outputs=fg.tensor(g))
+    for i, x in enumerate((a, b)):
+        want = op.vjps[i](g, ans, a, b)
+        want = F.sum_to_like(want, x) if np.shape(want) != x.shape else want
+        assert got[i].dtype == dtype and got[i].shape == x.shape
+        np.testing.assert_array_equal(got[i].data, want)
+
+
+def test_matmul_eager_vjps_on_views_and_mixed_dtypes(rng):
+    a = rng.standard_normal((6, 5))
+    b = rng.standard_normal((6, 4)).astype(np.float32)
+    ta = fg.tensor(a.T, requires_grad=True)        # a transposed (Fortran-order) view
+    tb = fg.tensor(b, requires_grad=True)
+    (fg.matmul(ta, tb) * 2.0).sum().backward()
+    g = np.full((5, 4), 2.0)
+    np.testing.assert_array_equal(ta.grad.data, g @ b.T)
+    assert tb.grad.dtype == np.float32             # cast back to the input's dtype
+    np.testing.assert_array_equal(tb.grad.data, (a.T.T @ g).astype(np.float32))
+    # the gradients are new arrays: never the inputs, never each other
+    for t in (ta, tb):
+        assert not np.shares_memory(t.grad.data, a) and not np.shares_memory(t.grad.data, b)
+
+
+def test_matmul_gradients_accumulate_and_create_graph_uses_the_rules(rng):
+    w = fg.tensor(rng.standard_normal((3, 3)), requires_grad=True)
+    x = rng.standard_normal((4, 3))
+    fg.matmul(fg.matmul(x, w), w).sum().backward()  # w reached twice: the sums add up
+    ones = np.ones((4, 3))
+    want = (x @ w.data).T @ ones + x.T @ (ones @ w.data.T)
+    np.testing.assert_allclose(w.grad.data, want, rtol=1e-13)
+    w.grad = None
+    (g,) = fg.autograd.grad(fg.matmul(fg.matmul(x, w), w).sum(), w, create_graph=True)
+    (gg,) = fg.autograd.grad((g * g).sum(), w)
+    assert gg.shape == (3, 3) and np.isfinite(gg.data).all()
+
+
+def test_bias_gradients_sum_over_broadcast_axes_like_sum_to_like(rng):
+    for gshape, xshape in [((128, 10), (10,)), ((4, 3, 5), (3, 1)), ((2, 3, 4), (1, 4)),
+                           ((2, 3), (1, 1)), ((5,), (1,)), ((3, 4), ())]:
+        x = rng.standard_normal(xshape).astype(np.float32)
+        g = rng.standard_normal(gshape).astype(np.float32)
+        tx = fg.tensor(x, requires_grad=True)
+        (out,) = fg.autograd.grad(tx + np.zeros(gshape, np.float32), tx, grad_outputs=fg.tensor(g))
+        want = F.sum_to_like(g, x)
+        assert out.shape == np.shape(x) and out.dtype == np.float32
+        np.testing.assert_array_equal(out.data, want)
+
+
 def test_eager_vjp_recipes_are_checked():
     with pytest.raises(ValueError, match="kernel"):
         F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["sigmoid"], "g"), None])
+    with pytest.raises(ValueError, match="2-D"):
+        F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["multiply"], "g", "1.T"), None])
+    with pytest.raises(ValueError, match="two 2-D"):
+        F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["matmul"], "g"), None])
     with pytest.raises(ValueError, match="built-in kernel"):
         F.REGISTRY["add"].set_kernel("no_such_loop")
 
@@ -223,3 +288,49 @@ def test_floating_point_error_in_an_in_place_sum_leaves_numpy_to_report_it():
     x, y = summed_gradients_overflow()
     with np.errstate(over="raise"), pytest.raises(FloatingPointError):
         y.backward()
+
+
+# ---- relu: np.maximum's loop against zeros, and g * (x > 0) in one pass, at every size ----------
+_SPECIAL = [-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-45, -1e-45, 1e-310, -1e-310, 5e-324,
+            3.0, -2.0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 13, 1024, 1025, 32768, 70001])
+def test_relu_kernels_match_numpy_bit_for_bit(n, dtype):
+    rng = np.random.default_rng(n)
+    with np.errstate(all="ignore"):
+        x = np.concatenate([_SPECIAL, rng.standard_normal(n)]).astype(dtype)
+        want = np.maximum(x, 0)
+    g = rng.standard_normal(x.shape).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no flag the NumPy ops would not raise
+        got = fg.relu(fg.tensor(x)).data
+        t = fg.tensor(x, requires_grad=True)
+        fg.relu(t).backward(fg.tensor(g))
+    assert got.dtype == dtype and t.grad.dtype == dtype
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    np.testing.assert_array_equal(t.grad.data.view(np.uint8), (g * (x > 0)).view(np.uint8))
+    np.testing.assert_array_equal(F.relu(x).view(np.uint8), want.view(np.uint8))  # plain arrays
+
+
+def test_relu_kernels_leave_other_cases_to_numpy():
+    # an infinite gradient where the mask is 0: NumPy's "invalid value" warning, as before
+    x = fg.tensor(np.array([-1.0, 2.0] * 20000), requires_grad=True)
+    with pytest.warns(RuntimeWarning, match="invalid"):
+        fg.relu(x).backward(fg.tensor(np.full(40000, np.inf)))
+    np.testing.assert_array_equal(x.grad.data[:2], [np.nan, np.inf])
+    # views, other dtypes and mixed dtypes keep NumPy's path and results
+    v = np.arange(-20.0, 20.0).reshape(8, 5).T
+    np.testing.assert_array_equal(fg.relu(fg.tensor(v)).data, np.maximum(v, 0))
+    i = np.arange(-3, 3)
+    np.testing.assert_array_equal(fg.relu(fg.tensor(i)).data, np.maximum(i, 0))
+    t = fg.tensor(np.linspace(-1, 1, 9, dtype=np.float32), requires_grad=True)
+    fg.relu(t).backward(fg.tensor(np.ones(9)))  # a float64 gradient for a float32 input
+    assert t.grad.dtype == np.float32
+    np.testing.assert_array_equal(t.grad.data, (t.data > 0).astype(np.float32))
+    # create_graph=True runs the rule: the gradient is itself differentiable
+    t = fg.tensor(np.array([-1.0, 0.5, 2.0]), requires_grad=True)
+    (gx,) = fg.autograd.grad((fg.relu(t) * t).sum(), t, create_graph=True)
+    np.testing.assert_array_equal(gx.data, [0.0, 1.0, 4.0])
+    assert gx.requires_grad

@@ -9,6 +9,7 @@ from typing import Iterable
 
 import numpy as np
 
+from .._update import sub_scaled
 from .tensor import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam"]
@@ -41,6 +42,20 @@ class Optimizer:
                 yield p, p.data, np.asarray(p.grad.data, dtype=p.dtype)
 
 
+def _sub_scaled(data: np.ndarray, lr: float, g: np.ndarray) -> None:
+    """``data -= lr * g``, with NumPy's rounding, in one pass and without a temporary the size
+    of the parameter (a compiled loop, ``fastgraph._update``); whatever it leaves (other
+    layouts, a floating-point exception) NumPy does, warnings included."""
+    done = sub_scaled(data, g, lr)
+    if done == data.size:
+        return
+    if done == 0:
+        data -= lr * g
+    else:  # (both C-contiguous here: flat views are views)
+        rest = data.reshape(-1)[done:]
+        rest -= lr * g.reshape(-1)[done:]
+
+
 class SGD(Optimizer):
     """Stochastic gradient descent, optionally with momentum: ``buf = m*buf + g; p -= lr*buf``."""
 
@@ -59,7 +74,7 @@ class SGD(Optimizer):
                     buf *= self.momentum
                     buf += g
                 g = buf
-            data -= self.lr * g
+            _sub_scaled(data, self.lr, g)
 
 
 class Adam(Optimizer):

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.special as _sp
 
 from . import _shapes
-from ._registry import ZERO, apply, defop
+from ._registry import ZERO, OpDef, apply, defop
 
 from .. import ops as F  # late-bound: rules look names up when they run
 
@@ -109,8 +109,9 @@ sinh = _unary("sinh", np.sinh, lambda g, ans, x: g * F.cosh(x))
 cosh = _unary("cosh", np.cosh, lambda g, ans, x: g * F.sinh(x))
 arctan = _unary("arctan", np.arctan, lambda g, ans, x: g / (1 + x * x))
 sigmoid = _unary("sigmoid", _sp.expit, lambda g, ans, x: F.sigmoid_grad(ans, g))
-# a product with the mask: ~6x cheaper than np.where with a scalar
-relu = _unary("relu", _relu, lambda g, ans, x: g * F.greater(x, 0))
+# a product with the mask: ~6x cheaper than np.where with a scalar.  The tape runs the forward
+# as a compiled kernel (np.maximum's own loop against zeros, ~3x faster than against the scalar)
+relu = _unary("relu", _relu, lambda g, ans, x: g * F.greater(x, 0), kernel="relu")
 softplus = _unary("softplus", _softplus, lambda g, ans, x: g * F.sigmoid(x))
 erf = _unary("erf", _sp.erf, lambda g, ans, x: g * _SQRT_PI_2 * F.exp(-(x * x)))
 erfc = _unary("erfc", _sp.erfc, lambda g, ans, x: -g * _SQRT_PI_2 * F.exp(-(x * x)))
@@ -174,6 +175,12 @@ exp.op.set_eager_vjps([(multiply.op, "g", "ans")])
 log.op.set_eager_vjps([(divide.op, "g", 0)])
 tanh.op.set_eager_vjps([(tanh_grad.op, "ans", "g")])
 sigmoid.op.set_eager_vjps([(sigmoid_grad.op, "ans", "g")])
+# relu's rule, g * (x > 0), as one compiled pass: an OpDef that only carries the kernel, not a
+# registered op: graphs and create_graph=True keep the rule
+_relu_grad_kernel = OpDef("relu_grad", lambda x, g: g * (x > 0), (), None, True, None, False,
+                          False)
+_relu_grad_kernel.set_kernel("relu_grad")
+relu.op.set_eager_vjps([(_relu_grad_kernel, 0, "g")])
 
 # ---- piecewise constant: zero gradient ------------------------------------------------------
 sign = _unary("sign", np.sign, ZERO)

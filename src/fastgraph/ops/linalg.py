@@ -30,6 +30,10 @@ def _matmul_vjp_b(g, ans, a, b):
 
 
 _matmul_op = defop("matmul", np.matmul, _matmul_vjp_a, _matmul_vjp_b, shape=_shapes.matmul)
+# Plain-array backward passes of 2-D products (every dense layer) call np.matmul on transposed
+# views directly: the rules' last lines, without their Python frames (see OpDef.set_eager_vjps;
+# tests check them against the rules).  Other ranks, and create_graph=True, run the rules.
+_matmul_op.set_eager_vjps([(_matmul_op, "g", "1.T"), (_matmul_op, "0.T", "g")])
 
 
 def matmul(a, b):

@@ -17,9 +17,10 @@ def _softmax_forward(x, axis):
 
 
 def _log_softmax_forward(x, axis):
+    # the ufuncs' reduce methods: what np.max / np.sum compute, without their Python wrappers
     x = np.asarray(x)
-    z = x - np.max(x, axis=axis, keepdims=True)
-    return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
+    z = x - np.maximum.reduce(x, axis=axis, keepdims=True)
+    return z - np.log(np.add.reduce(np.exp(z), axis=axis, keepdims=True))
 
 
 _softmax_op = defop(
@@ -46,7 +47,10 @@ def log_softmax(x, axis: int = -1):
 
 
 def _pick_forward(x, labels):
-    return np.take_along_axis(x, np.asarray(labels)[:, None], axis=-1)[:, 0]
+    # x[i, labels[i]] by fancy indexing: np.take_along_axis's values, without its Python frames
+    x = np.asarray(x)
+    labels = np.asarray(labels)
+    return x[np.arange(len(labels)), labels]
 
 
 def _put_forward(g, x, labels):
@@ -96,9 +100,14 @@ def cross_entropy(logits, labels):
         dt = lab.dtype
     if not np.issubdtype(dt, np.integer):
         raise TypeError(f"cross_entropy: labels must be integers, got dtype {dt}")
-    _labels_shape("cross_entropy")([tuple(getattr(logits, "shape", np.shape(logits))),
-                                    tuple(getattr(lab, "shape", np.shape(lab)))])
+    # (np.shape only where there is no .shape: on a Tensor it would go through
+    # __array_function__ on every call)
+    _CE_SHAPES([tuple(logits.shape if hasattr(logits, "shape") else np.shape(logits)),
+                tuple(lab.shape if hasattr(lab, "shape") else np.shape(lab))])
     return -F.mean(pick(log_softmax(logits, -1), lab))
+
+
+_CE_SHAPES = _labels_shape("cross_entropy")
 
 
 softmax.op, log_softmax.op, pick.op, put_labels.op = _softmax_op, _log_softmax_op, _pick_op, _put_op
