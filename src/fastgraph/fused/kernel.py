@@ -29,6 +29,7 @@ DEFAULT_BLOCK = 1024
 #: below this many elements a kernel runs on one thread (no OpenMP fork/join).
 DEFAULT_THRESHOLD = 32768
 
+_BY_NAME = _op.BY_NAME
 _MODES = {"c": 0, "vec": 1, "ufunc": 2}
 _STRATEGIES = ("auto", "libm", "vec", "ufunc")
 _RED_CODES = {None: 0, "sum": 1, "mean": 2, "max": 3, "min": 4}
@@ -113,10 +114,12 @@ class Expr:
 
     @staticmethod
     def op(name: str, *args) -> "Expr":
-        spec = _op.opcode(name)
+        # the fuse pass makes one of these per fused op (10,000 for bench_compile's graph):
+        # known names and Expr operands take the short way
+        spec = _BY_NAME.get(name) or _op.opcode(name)   # opcode() raises, naming the known ops
         if len(args) != spec.arity:
             raise TypeError(f"fused op {name!r} takes {spec.arity} operand(s), got {len(args)}")
-        return Expr("op", name=name, args=[_as_expr(a) for a in args])
+        return Expr("op", name, tuple([a if type(a) is Expr else _as_expr(a) for a in args]))
 
     # conveniences
     def __add__(self, o): return Expr.op("add", self, o)
