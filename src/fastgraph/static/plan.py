@@ -209,6 +209,14 @@ def _concrete_shape(p: PNode):
     """The shape of ``p`` for this feed signature (``None`` entries where still unknown)."""
     if p.kind == "assign":
         return p.node.shape
+    for q in p.inputs:
+        qs = q.shape
+        if qs is not q.node.shape and qs != q.node.shape:
+            break
+    else:
+        # every input has its static shape (nothing fed is narrower): the node's own static
+        # shape, which its shape rule computed from those same shapes when it was built
+        return p.node.shape
     shapes = [q.shape for q in p.inputs]
     if any(s is None for s in shapes):
         return p.node.shape
