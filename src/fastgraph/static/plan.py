@@ -77,8 +77,7 @@ def live_order(ir) -> list:
         if id(p) in live:
             continue
         live.add(id(p))
-        if p.kind != "feed" or p.inputs:
-            stack.extend(p.inputs)
+        stack.extend(p.inputs)      # a fed step has none once prune has cut them
     return [p for p in ir.order if id(p) in live]
 
 

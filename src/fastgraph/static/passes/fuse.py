@@ -92,7 +92,8 @@ def _compute_dtype(p, vm):
         return None
     op = p.op
     name = op.name
-    if not known(p.shape):
+    shape = p.shape
+    if shape is None or None in shape:     # (known(), inlined: once per step)
         return None
     if name in _TRANSPARENT:
         return p.dtype if p.dtype in _F and p.inputs[0].dtype == p.dtype else None
