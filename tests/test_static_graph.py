@@ -409,3 +409,20 @@ def test_compile_leaves_the_garbage_collector_as_it_was():
             assert not gc.isenabled()
         finally:
             gc.enable()
+
+
+def test_concrete_shapes_follow_the_feed_where_static_shapes_are_unknown():
+    # plan.lower reuses a node's static shape when every input has its static shape, and runs
+    # the shape rule on the fed shapes otherwise: both paths, and the error of the second
+    g = fg.Graph()
+    with g.as_default():
+        a = fg.placeholder(fg.float64, (None,), name="a")
+        b = fg.placeholder(fg.float64, (None,), name="b")
+        c = fg.placeholder(fg.float64, (3,), name="c")
+        y = fg.tanh(a + b) * 2.0 + c          # a + b: static shape (None,)
+        sess = fg.Session(g)
+        out = sess.run(y, {a: np.ones(3), b: np.zeros(3), c: np.ones(3)})
+        np.testing.assert_allclose(out, np.tanh(1.0) * 2.0 + 1.0)
+        assert sess.run(fg.sum(a * 2.0), {a: np.ones(5)}) == 10.0
+        with pytest.raises(fg.errors.InvalidArgumentError, match="add"):
+            sess.run(a + b, {a: np.ones(3), b: np.ones(4)})

@@ -29,6 +29,7 @@ DEFAULT_BLOCK = 1024
 #: below this many elements a kernel runs on one thread (no OpenMP fork/join).
 DEFAULT_THRESHOLD = 32768
 
+_BY_NAME = _op.BY_NAME
 _MODES = {"c": 0, "vec": 1, "ufunc": 2}
 _STRATEGIES = ("auto", "libm", "vec", "ufunc")
 _RED_CODES = {None: 0, "sum": 1, "mean": 2, "max": 3, "min": 4}
@@ -113,10 +114,12 @@ class Expr:
 
     @staticmethod
     def op(name: str, *args) -> "Expr":
-        spec = _op.opcode(name)
+        # the fuse pass makes one of these per fused op (10,000 for bench_compile's graph):
+        # known names and Expr operands take the short way
+        spec = _BY_NAME.get(name) or _op.opcode(name)   # opcode() raises, naming the known ops
         if len(args) != spec.arity:
             raise TypeError(f"fused op {name!r} takes {spec.arity} operand(s), got {len(args)}")
-        return Expr("op", name=name, args=[_as_expr(a) for a in args])
+        return Expr("op", name, tuple([a if type(a) is Expr else _as_expr(a) for a in args]))
 
     # conveniences
     def __add__(self, o): return Expr.op("add", self, o)
@@ -182,14 +185,9 @@ def _canonicalise(outputs: Sequence[Expr]):
     table: dict = {}
     nodes: list[_Node] = []
     canon: dict[int, _Node] = {}   # id(Expr) -> node
+    get = canon.get
 
-    def intern(key, kind, name, args, index, value):
-        n = table.get(key)
-        if n is None:
-            n = table[key] = _Node(len(nodes), kind, name, args, index, value)
-            nodes.append(n)
-        return n
-
+    # (one step per expression of a 10,000-op kernel: the lookups and keys are spelt out)
     for root in outputs:
         stack = [root]
         while stack:
@@ -200,20 +198,35 @@ def _canonicalise(outputs: Sequence[Expr]):
                 continue
             kind = e.kind
             if kind == "op":
-                pending = [a for a in e.args if id(a) not in canon]
-                if pending:
+                eargs = e.args
+                args = [get(id(a)) for a in eargs]
+                if None in args:
+                    pending = [a for a, n in zip(eargs, args) if n is None]
                     pending.reverse()
                     stack.extend(pending)
                     continue
-                args = tuple([canon[id(a)] for a in e.args])
                 name = e.name
                 if name == "power" and args[1].kind == "const" and args[1].value in (2.0, -1.0):
                     name, args = ("square" if args[1].value == 2.0 else "reciprocal"), args[:1]
-                n = intern((name,) + tuple([a.cid for a in args]), "op", name, args, None, None)
-            elif kind == "input":
-                n = intern(("in", e.index), kind, None, (), e.index, None)
-            else:   # the key tells -0.0 from 0.0 and gives every NaN one key
-                n = intern(("c", float(e.value).hex()), kind, None, (), None, e.value)
+                if len(args) == 1:
+                    key = (name, args[0].cid)
+                elif len(args) == 2:
+                    key = (name, args[0].cid, args[1].cid)
+                else:
+                    key = (name, *[a.cid for a in args])
+                n = table.get(key)
+                if n is None:
+                    n = table[key] = _Node(len(nodes), "op", name, tuple(args), None, None)
+                    nodes.append(n)
+            else:
+                if kind == "input":
+                    key = ("in", e.index)
+                else:   # the key tells -0.0 from 0.0 and gives every NaN one key
+                    key = ("c", float(e.value).hex())
+                n = table.get(key)
+                if n is None:
+                    n = table[key] = _Node(len(nodes), kind, None, (), e.index, e.value)
+                    nodes.append(n)
             canon[eid] = n
             stack.pop()
     return nodes, [canon[id(e)] for e in outputs]
@@ -240,7 +253,8 @@ def _fuse_fma(nodes, outs):
     live = set(o.cid for o in outs)
     for n in reversed(nodes):
         if n.cid in live:
-            live.update(a.cid for a in n.args)
+            for a in n.args:
+                live.add(a.cid)
     return [n for n in nodes if n.cid in live]
 
 
@@ -373,7 +387,7 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
         code.append((opc, mode, dst, *src, *_PAD[len(src)]))
         listing.append((n.name, mode, dst, src))
         for j, a in enumerate(args):
-            if last_use.get(a.cid) == i and a not in args[:j]:
+            if last_use[a.cid] == i and (j == 0 or a not in args[:j]):
                 r = reg[a.cid]
                 if r not in pinned:
                     free.append(r)

@@ -235,7 +235,7 @@ def _dummy(node, shape_mode):
 
 def _infer_dtype(op: OpDef, inputs, attrs, akey):
     elementwise = op.elementwise
-    key = (op.name, tuple((type(n.value) if n.weak else n.dtype) for n in inputs), akey,
+    key = (op.name, tuple([type(n.value) if n.weak else n.dtype for n in inputs]), akey,
            None if elementwise else tuple(n.shape for n in inputs))
     dt = _DTYPE_CACHE.get(key)
     if dt is not None:
@@ -294,13 +294,14 @@ def static_apply(op: OpDef, args: tuple, attrs):
     inputs = tuple(inputs)
     if not attrs:
         attrs = None
-    akey = attrs_key(attrs)
-    cons_key = (op.name, tuple(n.id for n in inputs), akey)
+    akey = attrs_key(attrs) if attrs else None
+    # (list comprehensions, not generators: this runs once per node built)
+    cons_key = (op.name, tuple([n.id for n in inputs]), akey)
     node = graph._cons.get(cons_key)
     if node is not None:
         return node
     shapes = [n.shape for n in inputs]
-    if any(s is None for s in shapes):
+    if None in shapes:
         shape = None
     elif op.shape is not None:
         try:

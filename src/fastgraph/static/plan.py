@@ -77,8 +77,7 @@ def live_order(ir) -> list:
         if id(p) in live:
             continue
         live.add(id(p))
-        if p.kind != "feed" or p.inputs:
-            stack.extend(p.inputs)
+        stack.extend(p.inputs)      # a fed step has none once prune has cut them
     return [p for p in ir.order if id(p) in live]
 
 
@@ -208,6 +207,14 @@ def lower(leaves, feed_nodes, feed_shapes) -> IR:
 def _concrete_shape(p: PNode):
     """The shape of ``p`` for this feed signature (``None`` entries where still unknown)."""
     if p.kind == "assign":
+        return p.node.shape
+    for q in p.inputs:
+        qs = q.shape
+        if qs is not q.node.shape and qs != q.node.shape:
+            break
+    else:
+        # every input has its static shape (nothing fed is narrower): the node's own static
+        # shape, which its shape rule computed from those same shapes when it was built
         return p.node.shape
     shapes = [q.shape for q in p.inputs]
     if any(s is None for s in shapes):

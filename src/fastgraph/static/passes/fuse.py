@@ -92,7 +92,8 @@ def _compute_dtype(p, vm):
         return None
     op = p.op
     name = op.name
-    if not known(p.shape):
+    shape = p.shape
+    if shape is None or None in shape:     # (known(), inlined: once per step)
         return None
     if name in _TRANSPARENT:
         return p.dtype if p.dtype in _F and p.inputs[0].dtype == p.dtype else None
@@ -173,11 +174,14 @@ def _sinks(order, outputs, vm) -> set:
     backward ``multiply``) joins that op's region rather than the region of its inputs.  Computed
     in the forward kernel it would leave it as a 0/1 output plus a cast to bool (two extra
     passes); recomputed in the backward kernel it costs one compare on data read anyway."""
+    cmps = [p for p in order if p.kind == "op" and p.op.name in _CMP]
+    if not cmps:
+        return set()        # the common case: no users map to build
     users = users_of(order)
     out_ids = {id(o) for o in outputs if o is not None}
     sinks = set()
-    for p in order:
-        if p.kind != "op" or p.op.name not in _CMP or id(p) in out_ids:
+    for p in cmps:
+        if id(p) in out_ids:
             continue
         us = users.get(id(p), ())
         if len(us) != 1 or _compute_dtype(p, vm) is None:
@@ -253,9 +257,18 @@ def _worth(reg) -> bool:
         if op in _CHEAP or op not in ("exp", "expm1", "tanh", "sigmoid", "softplus"):
             return False
     members = {id(m) for m in reg.members}
-    outside = [q for m in reg.members for q in map(resolve, m.inputs) if id(q) not in members]
-    broadcast = any(q.shape is not None and tuple(q.shape) != shape for q in outside) and (
-        _bcast_modes([_kernel_shape(q) for q in outside], shape) is None)
+    outside = {}        # id -> step: each outside input once (a constant read 1000s of times)
+    broadcast = False
+    for m in reg.members:
+        for q in m.inputs:
+            if q.repl is not None:
+                q = resolve(q)
+            if id(q) not in members and id(q) not in outside:
+                outside[id(q)] = q
+                if q.shape is not None and tuple(q.shape) != shape:
+                    broadcast = True
+    broadcast = broadcast and _bcast_modes([_kernel_shape(q) for q in outside.values()],
+                                           shape) is None
     size = np.dtype(reg.dtype).itemsize if reg.dtype is not None else 8
     saved = k * STEP_US + n * k * size * ELEM_NUMPY_US
     cost = (BROADCAST_CALL_US if broadcast else CALL_US) + n * k * size * ELEM_VM_US
@@ -324,20 +337,24 @@ def fuse(ir, ctx) -> None:
     pos = {id(p): i for i, p in enumerate(order)}
     region_of: dict = {}        # id(PNode) -> _Region (member), via _find
     is_red: set = set()         # ids of reduced-output members
-    dep = [-1] * len(order)
+    dep: dict = {}              # id(PNode) -> dep (the largest region id it depends on)
     regions: list = []
     next_id = 0
     sinks = _sinks(order, ir.outputs, vm)
+    dep_get = dep.get
+    region_get = region_of.get
 
-    for i, p in enumerate(order):
+    # This loop runs once per step (10,000 times for bench_compile's graph), so the common
+    # cases are spelt out: one candidate region, inputs of the region's own dtype.
+    for p in order:
         ins = p.inputs
         d = -1
         for q in ins:
-            j = pos.get(id(q))
-            if j is not None and dep[j] > d:
-                d = dep[j]
-        if id(p) in sinks:      # joins its consumer's region (below), or stays a plain op
-            dep[i] = d
+            e = dep_get(id(q), -1)
+            if e > d:
+                d = e
+        if sinks and id(p) in sinks:    # joins its consumer's region (below), or a plain op
+            dep[id(p)] = d
             continue
         dt = _compute_dtype(p, vm) if p.kind == "op" else None
         joined = None
@@ -347,42 +364,53 @@ def fuse(ir, ctx) -> None:
         if dt is not None:
             name = p.op.name
             shape = tuple(p.shape)
+            used_ins = ins[:1] if name in _TRANSPARENT else ins
             cand = []
-            for q in (ins[:1] if name in _TRANSPARENT else ins):
-                r = region_of.get(id(q))
+            for q in used_ins:
+                r = region_get(id(q))
                 if r is None or id(q) in is_red:
                     continue
                 r = _find(r)
                 if r.shape == shape and r.dtype == dt and r not in cand:
                     cand.append(r)
-            used_ins = ins[:1] if name in _TRANSPARENT else ins
-            if all(_input_ok(q, dt) or (id(q) in region_of and id(q) not in is_red)
-                   for q in used_ins):
+            inputs_ok = True
+            for q in used_ins:
+                if not (q.weak or q.dtype is dt or _input_ok(q, dt)
+                        or (id(q) in region_of and id(q) not in is_red)):
+                    inputs_ok = False
+                    break
+            if inputs_ok:
                 for group in ([cand] if len(cand) <= 1 else [cand] + [[c] for c in cand]):
                     if not group:
                         break
-                    lo = min(c.id for c in group)
-                    ok = all(c.ext < lo for c in group)
-                    reds = {c.red for c in group if c.red is not None}
-                    if len(reds) > 1:       # one reduction geometry per kernel
-                        ok = False
+                    if len(group) == 1:
+                        lo = group[0].id
+                        ok = group[0].ext < lo
+                    else:
+                        lo = min([c.id for c in group])
+                        ok = all([c.ext < lo for c in group])
+                        reds = {c.red for c in group if c.red is not None}
+                        if len(reds) > 1:       # one reduction geometry per kernel
+                            ok = False
                     ext = -1
                     if ok:
                         for q in used_ins:
-                            r = region_of.get(id(q))
-                            if r is not None and _find(r) in group and id(q) not in is_red:
-                                continue
-                            if not _input_ok(q, dt):
+                            r = region_get(id(q))
+                            if r is not None:
+                                r = _find(r)
+                                if r in group and id(q) not in is_red:
+                                    continue
+                            if not (q.weak or q.dtype is dt or _input_ok(q, dt)):
                                 ok = False
                                 break
-                            j = pos.get(id(q))
-                            e = dep[j] if j is not None else -1
-                            if r is not None:
-                                e = max(e, _find(r).id)
+                            e = dep_get(id(q), -1)
+                            if r is not None and r.id > e:
+                                e = r.id
                             if e >= lo:
                                 ok = False
                                 break
-                            ext = max(ext, e)
+                            if e > ext:
+                                ext = e
                     if ok:
                         root = group[0]
                         for c in group[1:]:
@@ -393,15 +421,18 @@ def fuse(ir, ctx) -> None:
                                 root.red = c.red
                             c.members = []
                         root.id = lo
-                        root.ext = max([ext] + [c.ext for c in group])
+                        for c in group:
+                            if c.ext > ext:
+                                ext = c.ext
+                        root.ext = ext
                         joined = root
                         break
-                if joined is None and all(_input_ok(q, dt) for q in used_ins):
+                if joined is None and all([_input_ok(q, dt) for q in used_ins]):
                     ext = -1
                     for q in used_ins:
-                        j = pos.get(id(q))
-                        if j is not None and dep[j] > ext:
-                            ext = dep[j]
+                        e = dep_get(id(q), -1)
+                        if e > ext:
+                            ext = e
                     joined = _Region(next_id, shape, dt)
                     next_id += 1
                     joined.ext = ext
@@ -418,7 +449,7 @@ def fuse(ir, ctx) -> None:
         elif p.kind == "op" and p.inputs and (p.op.name in _REDUCE or p.op.name == "sum_to_like"):
             # a trailing reduction of a member joins its region as a reduced output
             x = p.inputs[0]
-            r = region_of.get(id(x))
+            r = region_get(id(x))
             if r is not None and id(x) not in is_red:
                 r = _find(r)
                 spec = _reduce_spec(p, r.shape) if tuple(x.shape) == r.shape else None
@@ -426,8 +457,7 @@ def fuse(ir, ctx) -> None:
                       and (r.red is None or r.red == spec[1:]))
                 if ok and p.op.name == "sum_to_like":
                     q = p.inputs[1]
-                    j = pos.get(id(q))
-                    ok = j is None or (dep[j] < r.id and id(q) not in region_of)
+                    ok = id(q) not in pos or (dep_get(id(q), -1) < r.id and id(q) not in region_of)
                 if ok:
                     r.red = spec[1:]
                     r.members.append(p)
@@ -435,9 +465,9 @@ def fuse(ir, ctx) -> None:
                     region_of[id(p)] = r
                     is_red.add(id(p))
                     joined = r
-        if joined is not None:
-            d = max(d, joined.id)
-        dep[i] = d
+        if joined is not None and joined.id > d:
+            d = joined.id
+        dep[id(p)] = d
 
     live = [_find(r) for r in regions if r.parent is None and r.members]
     live = [r for r in live if _worth(r)]
@@ -495,13 +525,13 @@ def fuse(ir, ctx) -> None:
         specs = []
         for m in members:
             name = m.op.name
-            if name in _TRANSPARENT:
-                e = leaf(m.inputs[0])
-            elif id(m) in is_red:
+            if name in _TRANSPARENT or id(m) in is_red:
                 e = leaf(m.inputs[0])
             else:
-                args = [leaf(q) for q in m.inputs]
-                e = _peephole(m.op.opcode, args) or Expr.op(m.op.opcode, *args)
+                # most operands are earlier members: their expression is already made
+                args = [exprs.get(id(q)) or leaf(q) for q in m.inputs]
+                opcode = m.op.opcode
+                e = (opcode == "multiply" and _peephole(opcode, args)) or Expr.op(opcode, *args)
             exprs[id(m)] = e
             if id(m) in outside_used:
                 outs.append(m)
