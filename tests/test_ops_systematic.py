@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import fastgraph as fg
+from fastgraph import ops as F
 from optable import CASES, CASES_BY_NAME, DESIGN_OPS, COVERED_OPS, as_list, case_params, \
     make_inputs, rng_for
 
@@ -369,3 +370,52 @@ def test_kinks_use_torch_subgradients():
     c = fg.tensor([-0.5, 0.5], requires_grad=True)
     fg.clip(c, -0.5, 0.5).sum().backward()  # at the bounds the gradient passes (torch.clamp)
     np.testing.assert_array_equal(c.grad.data, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_op_equals_its_composition(dtype, rng):
+    """``fg.cross_entropy`` is one op; its value is ``-mean(pick(log_softmax))`` bit for bit, and
+    its gradient, eager and static, that composition's gradient to rounding."""
+    x = (rng.standard_normal((37, 6)) * 5).astype(dtype)
+    labels = rng.integers(0, 6, 37)
+    t1, t2 = fg.tensor(x, requires_grad=True), fg.tensor(x, requires_grad=True)
+    fused = fg.cross_entropy(t1, labels)
+    composed = -fg.mean(F.pick(fg.log_softmax(t2), labels))
+    assert fused.dtype == dtype
+    assert fused.item() == composed.item()
+    fused.backward()
+    composed.backward()
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(t1.grad.data, t2.grad.data, rtol=tol, atol=tol)
+    assert t1.grad.dtype == dtype
+    g = fg.Graph()
+    with g.as_default():
+        xp = fg.placeholder(dtype, (None, 6))
+        lp = fg.placeholder(np.int64, (None,))
+        loss = fg.cross_entropy(xp, lp)
+        gx = fg.gradients(loss, [xp])[0]
+        val, grad = fg.Session(g).run([loss, gx], {xp: x, lp: labels})
+    assert val == fused.item()
+    np.testing.assert_allclose(grad, t1.grad.data, rtol=tol, atol=tol)
+
+
+def test_cross_entropy_second_order_through_the_seed(rng):
+    """The loss scaled by a function of the logits: the second derivative flows through the
+    gradient op's seed as well as its logits (eager and traced), checked by finite differences."""
+    labels, w = np.array([0, 2, 1, 0]), rng.standard_normal((4, 3))
+
+    def f(x):
+        return fg.sum(fg.sin(x)) * fg.cross_entropy(x, labels)
+
+    def h(x):
+        return fg.sum(fg.grad(f)(x) * w)
+
+    x = rng.standard_normal((4, 3))
+    eps, fd = 1e-6, np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        fd[i] = (float(h(xp)) - float(h(xm))) / (2 * eps)
+    np.testing.assert_allclose(fg.grad(h)(x), fd, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(fg.function(fg.grad(h))(x), fd, rtol=1e-6, atol=1e-7)

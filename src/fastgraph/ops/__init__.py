@@ -15,7 +15,7 @@ from .shape import (astype, broadcast_like, broadcast_to, concatenate, expand_di
                     identity, ravel, reshape, reshape_like, scatter_add, size_ratio, split, squeeze,
                     stack, sum_to_like, swapaxes, transpose)
 from .linalg import det, dot, einsum, inv, matmul, outer, slogdet, solve
-from .nn import cross_entropy, log_softmax, pick, put_labels, softmax
+from .nn import cross_entropy, cross_entropy_grad, log_softmax, pick, put_labels, softmax
 
 # The public vocabulary of DESIGN.md §2 (helpers above stay importable from fastgraph.ops).
 PUBLIC = (

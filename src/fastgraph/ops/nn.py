@@ -88,8 +88,61 @@ def put_labels(g, x, labels):
     return apply(_put_op, (g, x, labels), {})
 
 
+def _ce_forward(logits, labels):
+    """``mean(lse - x[i, labels[i]])``: the same value as ``-mean(pick(log_softmax(x), labels))``
+    (bit for bit: each row's difference is that one's negation, and so is their mean), without
+    the (N, C) log-probabilities in between."""
+    x = np.asarray(logits)
+    lab = np.asarray(labels)
+    z = x - np.maximum.reduce(x, axis=-1, keepdims=True)
+    lse = np.log(np.add.reduce(np.exp(z), axis=-1))
+    total = np.add.reduce(lse - z[np.arange(len(lab)), lab])
+    return total.dtype.type(total / len(lab))        # as np.mean rounds and types it
+
+
+def _ce_grad_forward(g, logits, labels):
+    """``(softmax(x) - onehot(labels)) * g / N``: the cross-entropy's gradient in one function."""
+    x = np.asarray(logits)
+    lab = np.asarray(labels)
+    e = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
+    e /= np.add.reduce(e, axis=-1, keepdims=True)
+    e[np.arange(len(lab)), lab] -= 1
+    e *= np.asarray(g, dtype=e.dtype) / len(lab)
+    return e
+
+
+def _ce_grad_vjp_logits(u, ans, g, x, labels):
+    # d/dx <u, (softmax(x) - onehot) g / N> = s * (w - sum(w * s)) with w = u g / N, s = softmax(x)
+    inv_n = F.size_ratio(F.sum(x, axis=0), x)        # 1 / N in x's dtype, N known at run time
+    w = u * (g * inv_n)
+    s = F.softmax(x, -1)
+    return s * (w - F.sum(w * s, axis=-1, keepdims=True))
+
+
+def _ce_shape(shapes, **_):
+    _CE_SHAPES(shapes)
+    return ()
+
+
+_ce_grad_op = defop(
+    "cross_entropy_grad", _ce_grad_forward,
+    lambda u, ans, g, x, labels: F.sum(u * cross_entropy_grad(1.0, x, labels)),
+    _ce_grad_vjp_logits, None,
+    shape=lambda shapes, **_: tuple(shapes[1]))
+_ce_op = defop("cross_entropy", _ce_forward,
+               lambda g, ans, x, labels: cross_entropy_grad(g, x, labels), None,
+               shape=_ce_shape)
+
+
+def cross_entropy_grad(g, logits, labels):
+    """``(softmax(logits) - onehot(labels)) * g / N``: the VJP of :func:`cross_entropy`."""
+    return apply(_ce_grad_op, (g, logits, labels), {})
+
+
 def cross_entropy(logits, labels):
     """Mean softmax cross-entropy of ``(N, C)`` logits against integer labels (PyTorch's default).
+    One operation, forward and gradient each one pass of NumPy calls (its value equals
+    ``-mean(pick(log_softmax(logits), labels))``).
 
         >>> fg.cross_entropy(fg.randn(4, 3), np.array([0, 2, 1, 0]))  # doctest: +SKIP
     """
@@ -100,14 +153,15 @@ def cross_entropy(logits, labels):
         dt = lab.dtype
     if not np.issubdtype(dt, np.integer):
         raise TypeError(f"cross_entropy: labels must be integers, got dtype {dt}")
-    # (np.shape only where there is no .shape: on a Tensor it would go through
-    # __array_function__ on every call)
+    # (the eager tape runs no shape rules; np.shape only where there is no .shape: on a Tensor
+    # it would go through __array_function__ on every call)
     _CE_SHAPES([tuple(logits.shape if hasattr(logits, "shape") else np.shape(logits)),
                 tuple(lab.shape if hasattr(lab, "shape") else np.shape(lab))])
-    return -F.mean(pick(log_softmax(logits, -1), lab))
+    return apply(_ce_op, (logits, lab), {})
 
 
 _CE_SHAPES = _labels_shape("cross_entropy")
 
 
 softmax.op, log_softmax.op, pick.op, put_labels.op = _softmax_op, _log_softmax_op, _pick_op, _put_op
+cross_entropy.op, cross_entropy_grad.op = _ce_op, _ce_grad_op
