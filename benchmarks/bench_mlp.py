@@ -48,15 +48,24 @@ called from the walker), the bias gradients' ``sum_to_like`` frames, relu's slow
 Python than NumPy by hand (about 230 function calls per step: the recorder's ops, the rules of
 ``log_softmax``/``pick``/``mean``, leaf delivery, the optimizer loop).
 
-Where the time goes (static, per step, fastest of 200 on a quiet core): the 8 GEMMs ~960 us of
-~1.3 ms; the W1 update (one fused in-place kernel, 800 KB) ~85 us; ``log_softmax`` + ``pick`` +
-``mean`` + ``put_labels`` ~65 us (NumPy's row reductions over 10 classes cost ~8 us each); the two
-bias + ReLU kernels ~20 us each; the two ReLU-mask kernels ~15 us each; three bias-gradient sums
-~7 us each; the rest (~20 steps) a few us each.  The plan: folded gradient seeds, bias + ReLU in
-one C broadcast kernel, the mask recomputed in the backward kernel, transposes read as views,
-bias gradients as ``np.add.reduce(out=)``, updates fused and written into the variables.  The
-``@fg.function`` step runs the same forward/backward and then NumPy's ``p -= lr * g`` (a temporary
-and two passes per parameter); its 0.9x target needs the update inside the plan or a faster VM.
+Re-measured 2026-12-01 after ``fg.cross_entropy`` became one op (with a one-pass gradient op)
+and ``@fg.function`` learned ``donate_argnums`` (same loaded VM, medians of 7 rounds, two runs):
+``--threads 1``: eager 0.77-0.83x torch, static 0.96-1.04x and ``@fg.function`` 0.97-1.12x NumPy
+by hand; default threads (2): eager 0.42-0.50x torch, static 1.06-1.13x, ``@fg.function``
+1.03-1.30x NumPy.  The ``@fg.function`` candidate is now the whole step (its plan is the static
+train op's: updates fused and written into the donated parameters); the grads-only form is
+reported as ``fastgraph_function_grads``.
+
+Where the time goes (static, per step): the 8 GEMMs are ~75-80% and the same calls as NumPy's;
+callgrind counts 23.7M instructions per step for static and 23.6M for NumPy by hand, so the
+candidates do the same work and the ratios above are the VM's noise.  The plan: folded gradient
+seeds, one cross-entropy step and one gradient step, bias + ReLU in one C broadcast kernel, the
+ReLU mask recomputed in the backward kernel, transposes read as views, bias gradients as
+``np.add.reduce(out=)``, updates fused and written into the variables (one pass over W1 where
+NumPy by hand makes two).  The 0.9x target for ``@fg.function`` would need faster GEMMs than
+OpenBLAS's: tried and dropped -- GEMM with ``beta=1`` through SciPy's BLAS so the update needs no
+pass (SciPy's OpenBLAS build was ~10% slower on these shapes), and splitting a GEMM across two
+threads by rows (slower than OpenBLAS's own two threads, and not bit-identical).
 
 Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
 """
