@@ -22,7 +22,8 @@ argument with its shape and dtype.  A donated argument is traced as a variable w
 call is the caller's array, and its paired output as an assignment to it, so the ``inplace`` pass
 decides what is written in place (elementwise updates are; anything else is a new array, returned
 as the output).  A donated argument that is not a writeable, aligned, C-contiguous ndarray of the
-traced dtype, or that shares memory with another argument, is copied first.  Donated arrays hold
+traced dtype, or that may share memory with another argument (the same array, or views of one
+array: their ``.base`` owners are compared), is copied first.  Donated arrays hold
 unspecified values after an error -- in practice their old ones: in-place writes come last.
 """
 from __future__ import annotations
@@ -59,13 +60,24 @@ class _Traced:
     __slots__ = ("plan", "rebuild", "store", "graph", "n_args", "feed_pos", "donated", "paired")
 
 
-def _donatable(v, dtype, others) -> np.ndarray:
+def _memory_owner(v):
+    """The object whose memory ``v`` uses (following ``.base``): arrays with different owners
+    cannot overlap.  (Cheap, and conservative: two views of one array count as sharing.)"""
+    if type(v) is not np.ndarray:
+        return None
+    while True:
+        b = v.base
+        if b is None:
+            return v
+        if not isinstance(b, np.ndarray):
+            return b
+        v = b
+
+
+def _donatable(v, dtype, shared: bool) -> np.ndarray:
     """``v`` itself when its memory may be written by the plan, else a private copy."""
-    if (type(v) is np.ndarray and v.dtype == dtype and v.flags.c_contiguous
-            and v.flags.writeable and v.flags.aligned
-            and not any(o is not v and type(o) is np.ndarray and np.may_share_memory(v, o)
-                        for o in others)
-            and sum(o is v for o in others) == 1):
+    if (not shared and type(v) is np.ndarray and v.dtype == dtype and v.flags.c_contiguous
+            and v.flags.writeable and v.flags.aligned):
         return v
     return np.array(v, dtype=dtype, order="C")
 
@@ -159,8 +171,10 @@ class Function:
         # a store of this call's own: concurrent calls do not share it, and the plan keeps no
         # reference to the caller's arrays afterwards
         store = list(t.store)
+        owners = [id(_memory_owner(v)) for v in vals]
         for i, idx, dtype in t.donated:
-            store[idx] = _donatable(vals[i], dtype, vals)
+            shared = owners.count(owners[i]) > 1 and _memory_owner(vals[i]) is not None
+            store[idx] = _donatable(vals[i], dtype, shared)
         res = t.plan.run(feeds, store)
         for k, idx in t.paired:
             res[k] = store[idx]
