@@ -37,7 +37,7 @@ from .gradients import gradients
 from .graph import Graph
 from .node import NODE_TYPES, as_node
 from .session import Session, _flatten
-from .variables import Variable, _make_assign, group, placeholder
+from .variables import Variable, _make_assign, placeholder
 
 __all__ = ["function", "static_value_and_grad"]
 
@@ -54,6 +54,11 @@ def _arg_value(a):
     if isinstance(a, (np.ndarray, np.generic)):
         return a
     return np.asarray(a)
+
+
+def _feed(v):
+    """How an argument is fed: 0-d arrays as NumPy scalars (the plan's scalar fast paths)."""
+    return v[()] if type(v) is np.ndarray and v.ndim == 0 else v
 
 
 class _Traced:
@@ -136,8 +141,7 @@ class Function:
                 fetches[k] = _make_assign(var, leaves[k], f"{var.name}/donated", operation=True)
             sess = Session(g, disable=self.disable)
             t = _Traced()
-            t.plan = sess._compile(fetches, phs, [vals[i][()] if vals[i].ndim == 0 else vals[i]
-                                                  for i in feed_pos])
+            t.plan = sess._compile(fetches, phs, [_feed(vals[i]) for i in feed_pos])
             t.rebuild = rebuild
             t.store = sess._store
             t.graph = g
@@ -159,15 +163,11 @@ class Function:
             if sig is not None:
                 self._cache[sig] = t
         if t.feed_pos is None:
-            feeds = [v[()] if type(v) is np.ndarray and v.ndim == 0 else v for v in vals]
-            return t.rebuild(t.plan.run(feeds, t.store))
+            return t.rebuild(t.plan.run([_feed(v) for v in vals], t.store))
         return self._call_donating(t, vals)
 
     def _call_donating(self, t: _Traced, vals: list):
-        feeds = []
-        for i in t.feed_pos:
-            v = vals[i]
-            feeds.append(v[()] if type(v) is np.ndarray and v.ndim == 0 else v)
+        feeds = [_feed(vals[i]) for i in t.feed_pos]
         # a store of this call's own: concurrent calls do not share it, and the plan keeps no
         # reference to the caller's arrays afterwards
         store = list(t.store)
