@@ -10,10 +10,11 @@ from .. import ops as F
 
 
 def _softmax_forward(x, axis):
+    # the ufuncs' reduce methods: what np.max / np.sum compute, without their Python wrappers
     x = np.asarray(x)
-    z = x - np.max(x, axis=axis, keepdims=True)
-    e = np.exp(z)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    e = np.exp(x - np.maximum.reduce(x, axis=axis, keepdims=True))
+    e /= np.add.reduce(e, axis=axis, keepdims=True)
+    return e
 
 
 def _log_softmax_forward(x, axis):
@@ -102,10 +103,8 @@ def _ce_forward(logits, labels):
 
 def _ce_grad_forward(g, logits, labels):
     """``(softmax(x) - onehot(labels)) * g / N``: the cross-entropy's gradient in one function."""
-    x = np.asarray(logits)
     lab = np.asarray(labels)
-    e = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
-    e /= np.add.reduce(e, axis=-1, keepdims=True)
+    e = _softmax_forward(logits, -1)
     e[np.arange(len(lab)), lab] -= 1
     e *= np.asarray(g, dtype=e.dtype) / len(lab)
     return e
