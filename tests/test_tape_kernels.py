@@ -213,9 +213,22 @@ def test_bias_gradients_sum_over_broadcast_axes_like_sum_to_like(rng):
         g = rng.standard_normal(gshape).astype(np.float32)
         tx = fg.tensor(x, requires_grad=True)
         (out,) = fg.autograd.grad(tx + np.zeros(gshape, np.float32), tx, grad_outputs=fg.tensor(g))
-        want = F.sum_to_like(g, x)
+        want = g                                   # the reference, written out
+        while want.ndim > x.ndim:
+            want = want.sum(axis=0)
+        for ax, d in enumerate(xshape):
+            if d == 1:
+                want = want.sum(axis=ax, keepdims=True)
         assert out.shape == np.shape(x) and out.dtype == np.float32
-        np.testing.assert_array_equal(out.data, want)
+        np.testing.assert_allclose(out.data, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(out.data, F.sum_to_like(g, x))   # the op: the same code
+
+
+def test_sum_to_like_rejects_shapes_that_do_not_broadcast():
+    with pytest.raises(ValueError, match=r"sum_to_like.*\(4, 3\).*\(2,\)"):
+        F.sum_to_like(np.ones((4, 3)), np.zeros(2))
+    with pytest.raises(ValueError, match="sum_to_like"):
+        F.sum_to_like(np.ones(3), np.zeros((2, 3)))
 
 
 def test_eager_vjp_recipes_are_checked():

@@ -759,25 +759,33 @@ cdef inline bint _same_layout(cnp.ndarray a, cnp.ndarray b):
 cdef object _add_reduce = np.add.reduce
 
 
-cdef object _sum_to_shape_of(cnp.ndarray g, cnp.ndarray x):
-    """``g`` summed over the axes broadcasting added to reach its shape from ``x``'s: what the
-    ``sum_to_like`` op computes on arrays (``np.add.reduce(g, axes, keepdims=True)``, reshaped),
-    without its Python frames.  A bias gradient takes this path on every backward pass."""
-    cdef int nd = cnp.PyArray_NDIM(g), nx = cnp.PyArray_NDIM(x), lead = nd - nx, i
-    cdef cnp.npy_intp* dg = cnp.PyArray_DIMS(g)
-    cdef cnp.npy_intp* dx = cnp.PyArray_DIMS(x)
-    if lead < 0:
-        return _sum_to_like(g, x)  # (not a broadcast of x: the op says so)
-    cdef list axes = list(range(lead))
-    for i in range(nx):
+cpdef object sum_to_shape_of(object g, object x):
+    """``g`` summed over the axes that broadcasting added to reach its shape from ``x``'s, reshaped
+    to ``x``'s shape (``np.add.reduce(g, axes, keepdims=True)``): the forward of the
+    ``sum_to_like`` op, which the walker also calls directly for plain arrays (a bias gradient
+    takes this path on every backward pass).
+
+        >>> sum_to_shape_of(np.ones((4, 3)), np.zeros(3))        # array([4., 4., 4.])
+    """
+    cdef cnp.ndarray G = g if type(g) is _ndarray else np.asarray(g)
+    cdef cnp.ndarray X = x if type(x) is _ndarray else np.asarray(x)
+    cdef int nd = cnp.PyArray_NDIM(G), nx = cnp.PyArray_NDIM(X), lead = nd - nx, i
+    cdef cnp.npy_intp* dg = cnp.PyArray_DIMS(G)
+    cdef cnp.npy_intp* dx = cnp.PyArray_DIMS(X)
+    cdef list axes = list(range(lead)) if lead > 0 else []
+    for i in range(nx if lead >= 0 else 0):
         if dx[i] == dg[lead + i]:
             continue
         if dx[i] != 1:
-            return _sum_to_like(g, x)
+            lead = -1
+            break
         axes.append(lead + i)
+    if lead < 0:
+        raise ValueError(f"sum_to_like: shape {(<object>G).shape} is not a broadcast of "
+                         f"shape {(<object>X).shape}")
     if not axes:
-        return g
-    return _add_reduce(g, axis=tuple(axes), keepdims=True).reshape((<object>x).shape)
+        return G
+    return _add_reduce(G, axis=tuple(axes), keepdims=True).reshape((<object>X).shape)
 
 
 cdef object _fit_to_input(object gi, object x):
@@ -790,7 +798,7 @@ cdef object _fit_to_input(object gi, object x):
         elif not isinstance(gi, TensorBase):
             return gi  # two NumPy scalars of one type: same shape () and dtype
     if tx is _ndarray and type(gi) is _ndarray:
-        gi = _sum_to_shape_of(<cnp.ndarray>gi, <cnp.ndarray>x)
+        gi = sum_to_shape_of(gi, x)
     elif gi.shape != x.shape:
         gi = _sum_to_like(gi, x)
     xdt = x.dtype

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _shapes
 from ._registry import apply, defop
+from .._tape import sum_to_shape_of
 
 from .. import ops as F
 
@@ -20,21 +21,8 @@ def _fn(op, build, name, doc):
     return build
 
 
-# ---- engine helpers ---------------------------------------------------------------------------
-def _sum_to_shape(g, shape):
-    """Sum ``g`` over the axes that broadcasting added to reach ``g.shape`` from ``shape``."""
-    g = np.asarray(g)
-    if g.shape == tuple(shape):
-        return g
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
-                                      if d == 1 and g.shape[lead + i] != 1)
-    out = np.sum(g, axis=axes, keepdims=True) if axes else g
-    return out.reshape(shape)
-
-
 sum_to_like = _fn(
-    defop("sum_to_like", lambda g, x: _sum_to_shape(g, np.shape(x)),
+    defop("sum_to_like", sum_to_shape_of,
           lambda g, ans, gin, x: F.broadcast_like(g, gin), None,
           shape=lambda shapes, **_: tuple(shapes[1])),
     lambda g, x: apply(sum_to_like.op, (g, x), {}), "sum_to_like",
