@@ -375,8 +375,7 @@ def fuse(ir, ctx) -> None:
                     cand.append(r)
             inputs_ok = True
             for q in used_ins:
-                if not (q.weak or q.dtype is dt or _input_ok(q, dt)
-                        or (id(q) in region_of and id(q) not in is_red)):
+                if not (_input_ok(q, dt) or (id(q) in region_of and id(q) not in is_red)):
                     inputs_ok = False
                     break
             if inputs_ok:
@@ -400,7 +399,7 @@ def fuse(ir, ctx) -> None:
                                 r = _find(r)
                                 if r in group and id(q) not in is_red:
                                     continue
-                            if not (q.weak or q.dtype is dt or _input_ok(q, dt)):
+                            if not _input_ok(q, dt):
                                 ok = False
                                 break
                             e = dep_get(id(q), -1)
