@@ -177,6 +177,12 @@ def _mlp(fg, params, x):
     return fg.matmul(h, params[-2]) + params[-1]
 
 
+def _mlp_loss(W1, b1, W2, b2, W3, b3, x, labels):
+    """The loss as a function of the parameters (for ``fg.value_and_grad``)."""
+    import fastgraph as fg
+    return fg.cross_entropy(_mlp(fg, (W1, b1, W2, b2, W3, b3), x), labels)
+
+
 def fastgraph_eager_step_fn(X, y, params0):
     import fastgraph as fg
 
@@ -221,12 +227,9 @@ def fastgraph_function_step_fn(X, y, params0):
     into the parameters' arrays (the plan of the static train op, without a Session)."""
     import fastgraph as fg
 
-    def loss_fn(W1, b1, W2, b2, W3, b3, x, labels):
-        return fg.cross_entropy(_mlp(fg, (W1, b1, W2, b2, W3, b3), x), labels)
-
     def train_step(W1, b1, W2, b2, W3, b3, x, labels):
         params = (W1, b1, W2, b2, W3, b3)
-        loss, grads = fg.value_and_grad(loss_fn, argnums=(0, 1, 2, 3, 4, 5))(*params, x, labels)
+        loss, grads = fg.value_and_grad(_mlp_loss, argnums=(0, 1, 2, 3, 4, 5))(*params, x, labels)
         return loss, [p - LR * g for p, g in zip(params, grads)]
 
     step_fn = fg.function(train_step, donate_argnums=(0, 1, 2, 3, 4, 5))
@@ -244,10 +247,7 @@ def fastgraph_function_grads_step_fn(X, y, params0):
     (``p -= lr * g``) outside -- the autograd-style use of the bridge."""
     import fastgraph as fg
 
-    def loss_fn(W1, b1, W2, b2, W3, b3, x, labels):
-        return fg.cross_entropy(_mlp(fg, (W1, b1, W2, b2, W3, b3), x), labels)
-
-    vg = fg.function(fg.value_and_grad(loss_fn, argnums=(0, 1, 2, 3, 4, 5)))
+    vg = fg.function(fg.value_and_grad(_mlp_loss, argnums=(0, 1, 2, 3, 4, 5)))
     params = [p.copy() for p in params0]
     lr = np.float32(LR)
 
