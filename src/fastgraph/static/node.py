@@ -294,7 +294,7 @@ def static_apply(op: OpDef, args: tuple, attrs):
     inputs = tuple(inputs)
     if not attrs:
         attrs = None
-    akey = attrs_key(attrs) if attrs else None
+    akey = attrs_key(attrs)
     # (list comprehensions, not generators: this runs once per node built)
     cons_key = (op.name, tuple([n.id for n in inputs]), akey)
     node = graph._cons.get(cons_key)
