@@ -266,21 +266,98 @@ cdef extern from *:
         float q = (pos ? D : SN) / den;
         return q * (pos ? 1.0f : 1.4901161193847656e-08f);
     }
+    #define FG_DEF_VLOOP(NAME, T, FN, SUF, ATTR) \
+    ATTR static void fg_v##NAME##_##T##SUF(T##_t *d, const T##_t *a, Py_ssize_t n) { \
+        for (Py_ssize_t i = 0; i < n; i++) d[i] = FN(a[i]); }
     #define FG_DEF_VLOOPS(NAME, FN, FNF, SUF, ATTR) \
-    ATTR static void fg_v##NAME##_d##SUF(double *d, const double *a, Py_ssize_t n) { \
-        for (Py_ssize_t i = 0; i < n; i++) d[i] = FN(a[i]); } \
-    ATTR static void fg_v##NAME##_f##SUF(float *d, const float *a, Py_ssize_t n) { \
-        for (Py_ssize_t i = 0; i < n; i++) d[i] = FNF(a[i]); }
+        FG_DEF_VLOOP(NAME, d, FN, SUF, ATTR) FG_DEF_VLOOP(NAME, f, FNF, SUF, ATTR)
+    typedef double d_t;
+    typedef float f_t;
+    /* float64 tanh and sigmoid are left out here: their AVX2 loops are written out below */
     #define FG_DEF_ALL(SUF, ATTR) \
         FG_DEF_VLOOPS(exp, fg_exp1, fg_expf1, SUF, ATTR) \
         FG_DEF_VLOOPS(expm1, fg_expm1_1, fg_expm1f1, SUF, ATTR) \
-        FG_DEF_VLOOPS(tanh, fg_tanh1, fg_tanhf1, SUF, ATTR) \
-        FG_DEF_VLOOPS(sigmoid, fg_sigmoid1, fg_sigmoidf1, SUF, ATTR) \
+        FG_DEF_VLOOP(tanh, f, fg_tanhf1, SUF, ATTR) \
+        FG_DEF_VLOOP(sigmoid, f, fg_sigmoidf1, SUF, ATTR) \
         FG_DEF_VLOOPS(log, fg_log1, fg_logf1, SUF, ATTR) \
         FG_DEF_VLOOPS(log1p, fg_log1p1, fg_log1pf1, SUF, ATTR)
     FG_DEF_ALL(_base, )
+    FG_DEF_VLOOP(tanh, d, fg_tanh1, _base, )
+    FG_DEF_VLOOP(sigmoid, d, fg_sigmoid1, _base, )
     #if FG_X86_DISPATCH
     FG_DEF_ALL(_avx2, __attribute__((target("avx2,fma"))))
+    /* float64 tanh and sigmoid with AVX2 intrinsics: fg_tanh1's and fg_sigmoid1's algorithms,
+       4 lanes at a time.  GCC's vectorisation of the scalar code spilled constants to the stack
+       and split (S - 1) D + 2 S r into a multiply and an FMA: these loops are ~20% (tanh) and
+       ~5-10% (sigmoid) faster in cache (measured 1.07 vs 1.30-1.43 ns/element for tanh).
+       tanh works on h = r / 2 (the range reduction of |x| rather than of 2|x|, exactly r / 2),
+       with the polynomial's coefficients scaled by powers of two to match, so the numerator
+       (S - 1) D' + 2 S h (D' = D / 2) is one FMA with an exact product.  Max error 2.4 ulp
+       (3.4 for fg_tanh1).  A block's last n % 4 elements go through the same 4-lane code
+       (padded), so an element's result does not depend on where it sits in a block. */
+    #include <immintrin.h>
+    #define FG__AVX2 __attribute__((target("avx2,fma")))
+    #define FG__C4(v) _mm256_set1_pd(v)
+    #define FG__EXP_P1 1.66666666666666019037e-01
+    #define FG__EXP_P2 -2.77777777770155933842e-03
+    #define FG__EXP_P3 6.61375632143793436117e-05
+    #define FG__EXP_P4 -1.65339022054652515390e-06
+    #define FG__EXP_P5 4.13813679705723846039e-08
+    FG__AVX2 static inline __m256d fg__tanh4(__m256d x) {
+        __m256d sign = _mm256_and_pd(x, FG__C4(-0.0));
+        __m256d ax = _mm256_xor_pd(x, sign);
+        ax = _mm256_min_pd(FG__C4(20.0), ax);            /* (20 < ax) ? 20 : ax: NaN passes */
+        __m256d km = _mm256_fmadd_pd(ax, FG__C4(2.0 * FG_LOG2E), FG__C4(FG_MAGIC));
+        __m256d k = _mm256_sub_pd(km, FG__C4(FG_MAGIC));
+        __m256d h = _mm256_fnmadd_pd(k, FG__C4(0.5 * FG_LN2HI), ax);
+        h = _mm256_fnmadd_pd(k, FG__C4(0.5 * FG_LN2LO), h);
+        __m256d S = _mm256_castsi256_pd(_mm256_slli_epi64(
+            _mm256_add_epi64(_mm256_castpd_si256(km), _mm256_set1_epi64x(1023)), 52));
+        /* fg__exp_den's polynomial in t = r^2 = 4u, times 2 */
+        __m256d u = _mm256_mul_pd(h, h), u2 = _mm256_mul_pd(u, u);
+        __m256d pa = _mm256_fmadd_pd(u, FG__C4(8.0 * FG__EXP_P2), FG__C4(2.0 * FG__EXP_P1));
+        __m256d pb = _mm256_fmadd_pd(u, FG__C4(128.0 * FG__EXP_P4), FG__C4(32.0 * FG__EXP_P3));
+        pb = _mm256_fmadd_pd(u2, FG__C4(512.0 * FG__EXP_P5), pb);
+        __m256d p = _mm256_fmadd_pd(u2, pb, pa);
+        __m256d D = _mm256_sub_pd(FG__C4(1.0), _mm256_fnmadd_pd(u, p, h));     /* D / 2 */
+        __m256d Sh = _mm256_mul_pd(_mm256_add_pd(S, S), h);                     /* exact */
+        __m256d num = _mm256_fmadd_pd(_mm256_sub_pd(S, FG__C4(1.0)), D, Sh);
+        __m256d den = _mm256_fmadd_pd(_mm256_add_pd(S, FG__C4(1.0)), D, Sh);
+        return _mm256_xor_pd(_mm256_div_pd(num, den), sign);
+    }
+    FG__AVX2 static inline __m256d fg__sigmoid4(__m256d x) {
+        __m256d z = _mm256_or_pd(x, FG__C4(-0.0));             /* -|x| */
+        z = _mm256_max_pd(FG__C4(-746.0), z);                   /* NaN passes */
+        __m256d km = _mm256_fmadd_pd(z, FG__C4(FG_LOG2E), FG__C4(FG_MAGIC));
+        __m256d k = _mm256_sub_pd(km, FG__C4(FG_MAGIC));
+        __m256d r = _mm256_fnmadd_pd(k, FG__C4(FG_LN2HI), z);
+        r = _mm256_fnmadd_pd(k, FG__C4(FG_LN2LO), r);
+        __m256d t = _mm256_mul_pd(r, r), t2 = _mm256_mul_pd(t, t);
+        __m256d pa = _mm256_fmadd_pd(t, FG__C4(FG__EXP_P2), FG__C4(FG__EXP_P1));
+        __m256d pb = _mm256_fmadd_pd(t, FG__C4(FG__EXP_P4), FG__C4(FG__EXP_P3));
+        pb = _mm256_fmadd_pd(t2, FG__C4(FG__EXP_P5), pb);
+        __m256d p = _mm256_fmadd_pd(t2, pb, pa);
+        __m256d D = _mm256_sub_pd(FG__C4(2.0), _mm256_fnmadd_pd(t, p, r));
+        __m256d S = _mm256_castsi256_pd(_mm256_slli_epi64(                   /* 2^(k+54) */
+            _mm256_add_epi64(_mm256_castpd_si256(km), _mm256_set1_epi64x(1023 + 54)), 52));
+        __m256d SN = _mm256_mul_pd(_mm256_fmadd_pd(r, FG__C4(2.0), D), S);  /* e D 2^54 */
+        __m256d den = _mm256_fmadd_pd(SN, FG__C4(5.551115123125783e-17), D);
+        __m256d pos = _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_GE_OQ);
+        __m256d q = _mm256_div_pd(_mm256_blendv_pd(SN, D, pos), den);
+        return _mm256_mul_pd(q, _mm256_blendv_pd(FG__C4(5.551115123125783e-17), FG__C4(1.0),
+                                                  pos));
+    }
+    #define FG_DEF_V4LOOP(NAME, F4) \
+    FG__AVX2 static void fg_v##NAME##_d_avx2(double *d, const double *a, Py_ssize_t n) { \
+        Py_ssize_t i = 0; \
+        for (; i + 4 <= n; i += 4) _mm256_storeu_pd(d + i, F4(_mm256_loadu_pd(a + i))); \
+        if (i < n) { \
+            double t[4] = {0.0, 0.0, 0.0, 0.0}; \
+            memcpy(t, a + i, (size_t)(n - i) * sizeof(double)); \
+            _mm256_storeu_pd(t, F4(_mm256_loadu_pd(t))); \
+            memcpy(d + i, t, (size_t)(n - i) * sizeof(double)); } }
+    FG_DEF_V4LOOP(tanh, fg__tanh4)
+    FG_DEF_V4LOOP(sigmoid, fg__sigmoid4)
     #endif
     /* ---- the VM's implementations: (enum suffix, op name, arity), listed once.  Their
        numbers are private to this module; the opcode table maps onto them by name. ---- */
@@ -384,8 +461,6 @@ cdef extern from *:
         static void fg_v##NAME##_##T(T##_t *d, const T##_t *a, Py_ssize_t n) { \
             fg_v##NAME##_##T##_base(d, a, n); }
     #endif
-    typedef double d_t;
-    typedef float f_t;
     /* Streaming (non-temporal) copy of a finished block into a large output: the output's
        cache lines are not read first (saves 1/3 of its memory traffic) nor kept in cache. */
     #if defined(__SSE2__) || defined(_M_X64)
