@@ -109,11 +109,15 @@ cdef extern from *:
     /* exp(r) = N / D for |r| <= ln2/2, with D = 2 - c, N = D + 2r, c = r - r^2 P(r^2): fdlibm's
        rational form (P of degree 4 in r^2, error < 2^-59).  Half the multiply-adds of the
        polynomial above, at the price of a division -- a win where a division is needed anyway. */
+    #define FG__EXP_P1 1.66666666666666019037e-01
+    #define FG__EXP_P2 -2.77777777770155933842e-03
+    #define FG__EXP_P3 6.61375632143793436117e-05
+    #define FG__EXP_P4 -1.65339022054652515390e-06
+    #define FG__EXP_P5 4.13813679705723846039e-08
     static inline double fg__exp_den(double r) {
         double t = r * r, t2 = t * t;
-        double p = (1.66666666666666019037e-01 + t * -2.77777777770155933842e-03)
-                   + t2 * ((6.61375632143793436117e-05 + t * -1.65339022054652515390e-06)
-                           + t2 * 4.13813679705723846039e-08);
+        double p = (FG__EXP_P1 + t * FG__EXP_P2)
+                   + t2 * ((FG__EXP_P3 + t * FG__EXP_P4) + t2 * FG__EXP_P5);
         return 2.0 - (r - t * p);
     }
     /* tanh(x) = sign(x) e / (e + 2), e = expm1(2|x|) = S N / D - 1 (S = 2^k), so
@@ -298,11 +302,6 @@ cdef extern from *:
     #include <immintrin.h>
     #define FG__AVX2 __attribute__((target("avx2,fma")))
     #define FG__C4(v) _mm256_set1_pd(v)
-    #define FG__EXP_P1 1.66666666666666019037e-01
-    #define FG__EXP_P2 -2.77777777770155933842e-03
-    #define FG__EXP_P3 6.61375632143793436117e-05
-    #define FG__EXP_P4 -1.65339022054652515390e-06
-    #define FG__EXP_P5 4.13813679705723846039e-08
     FG__AVX2 static inline __m256d fg__tanh4(__m256d x) {
         __m256d sign = _mm256_and_pd(x, FG__C4(-0.0));
         __m256d ax = _mm256_xor_pd(x, sign);
