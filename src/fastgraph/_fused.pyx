@@ -386,11 +386,9 @@ cdef extern from *:
        baseline and AVX2, like the transcendentals above.  Never contracted into FMA
        instructions: a*b+c must round twice, exactly as the unfused NumPy ops do. ---- */
     #include "_grad_rules.h"     /* tanh_grad, sigmoid_grad: shared with the tape */
+    #include "_fp_exact_begin.h"
     #if defined(__GNUC__) && !defined(__clang__)
-    #  pragma GCC optimize("fp-contract=off", "no-math-errno")
-    #endif
-    #if defined(__clang__)
-    #  pragma STDC FP_CONTRACT OFF
+    #  pragma GCC optimize("no-math-errno")
     #endif
     /* Operands are read into locals before a select so that both sides are plain loads (which
        lets the compiler if-convert and vectorise); the block registers are always readable. */
@@ -439,6 +437,7 @@ cdef extern from *:
     FG_DEF_ARITH(double, _avx2, FG_AVX2, sqrt, floor, ceil, fabs)
     FG_DEF_ARITH(float, _avx2, FG_AVX2, sqrtf, floorf, ceilf, fabsf)
     #endif
+    #include "_fp_exact_end.h"
     #if defined(__GNUC__) && !defined(__clang__)
     #  pragma GCC pop_options
     #endif

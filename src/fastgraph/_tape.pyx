@@ -45,13 +45,7 @@ cdef extern from "<fenv.h>" nogil:
 # to the NumPy fallback.
 cdef extern from *:
     """
-    #if defined(__GNUC__) && !defined(__clang__)
-    #  pragma GCC push_options
-    #  pragma GCC optimize("fp-contract=off")
-    #endif
-    #if defined(__clang__)
-    #  pragma STDC FP_CONTRACT OFF
-    #endif
+    #include "_fp_exact_begin.h"   /* no FMA contraction: NumPy's rounding */
     #define FG_LOOP2(NAME, T, EXPR) \
     static void NAME(char **args, npy_intp *dims, npy_intp *steps, void *data) { \
         char *pa = args[0], *pb = args[1], *po = args[2]; \
@@ -74,9 +68,7 @@ cdef extern from *:
        so a NaN in x raises no flag NumPy would not. */
     FG_LOOP2(fg_relu_grad_d, double, b * (double)isgreater(a, 0.0))
     FG_LOOP2(fg_relu_grad_f, float, b * (float)isgreater(a, 0.0f))
-    #if defined(__GNUC__) && !defined(__clang__)
-    #  pragma GCC pop_options
-    #endif
+    #include "_fp_exact_end.h"
     /* relu(x) = np.maximum(x, 0) through NumPy's own maximum loop, but against a block of zeros
        instead of the scalar 0: NumPy's loop is vectorised only when both operands advance
        (~3x faster on 32k floats); the values are the same (checked by the tests, -0.0 and NaN

@@ -25,13 +25,7 @@ cdef extern from "<fenv.h>" nogil:
 
 cdef extern from *:
     """
-    #if defined(__GNUC__) && !defined(__clang__)
-    #  pragma GCC push_options
-    #  pragma GCC optimize("fp-contract=off")
-    #endif
-    #if defined(__clang__)
-    #  pragma STDC FP_CONTRACT OFF
-    #endif
+    #include "_fp_exact_begin.h"   /* no FMA contraction: NumPy's rounding */
     /* Elements per block: small enough that the buffer stays in L1. */
     #define FG_UPD_BLOCK 1024
     #define FG_SUB_SCALED(NAME, T) \
@@ -41,9 +35,7 @@ cdef extern from *:
     }
     FG_SUB_SCALED(fg_sub_scaled_f, float)
     FG_SUB_SCALED(fg_sub_scaled_d, double)
-    #if defined(__GNUC__) && !defined(__clang__)
-    #  pragma GCC pop_options
-    #endif
+    #include "_fp_exact_end.h"
     """
     const Py_ssize_t BLOCK "FG_UPD_BLOCK"
     void fg_sub_scaled_f(float*, const float*, float, Py_ssize_t, Py_ssize_t, float*) noexcept nogil
