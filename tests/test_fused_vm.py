@@ -136,7 +136,7 @@ EXACT = {
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
 @pytest.mark.parametrize("name", sorted(EXACT))
-def test_arithmetic_rounds_like_numpy(name, dtype):
+def test_arithmetic_rounds_like_numpy(name, dtype, vec_copy):
     assert EXACT.keys() <= set(OPS)
     k = _kernel(name)
     arity = BY_NAME[name].arity
@@ -223,8 +223,32 @@ def test_unary_special_values(name):
                                            err_msg=f"{name} {strategy} {dtype}", **tol)
 
 
+@pytest.fixture(params=["cpu", "baseline"])
+def vec_copy(request):
+    """Run a test on the CPU's copy of the vec/arithmetic loops and on the baseline copy (on an
+    AVX2 machine the float64 tanh/sigmoid have hand-written AVX2 loops that the baseline's scalar
+    code does not share, so both copies are checked)."""
+    _fused._set_vec_isa(request.param)
+    try:
+        yield request.param
+    finally:
+        _fused._set_vec_isa("cpu")
+
+
+def test_set_vec_isa_switches_and_restores():
+    cpu = _fused.vec_isa()
+    _fused._set_vec_isa("baseline")
+    try:
+        assert _fused.vec_isa() == "baseline"
+    finally:
+        _fused._set_vec_isa("cpu")
+    assert _fused.vec_isa() == cpu
+    with pytest.raises(ValueError, match="baseline"):
+        _fused._set_vec_isa("sse9")
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_vec_transcendentals_dense_accuracy():
+def test_vec_transcendentals_dense_accuracy(vec_copy):
     """The own exp/expm1/tanh/sigmoid/log kernels stay within a few ulp over their range."""
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.uniform(-745, 709, 200_000), rng.uniform(-40, 40, 200_000),
@@ -250,7 +274,7 @@ def test_vec_transcendentals_dense_accuracy():
 
 @pytest.mark.parametrize("name", ["exp", "expm1", "tanh", "sigmoid", "log", "log1p"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_vec_transcendentals_do_not_depend_on_position(name, dtype):
+def test_vec_transcendentals_do_not_depend_on_position(name, dtype, vec_copy):
     """An element's value is the same wherever it sits: inside a SIMD vector, in a loop's
     remainder (n % 4 or n % 8 elements), or alone -- so block and thread splits cannot change
     results (float64 tanh/sigmoid run hand-written 4-lane loops with a padded remainder)."""
@@ -269,7 +293,7 @@ def test_vec_transcendentals_do_not_depend_on_position(name, dtype):
     assert alone.tobytes() == whole.tobytes()
 
 
-def test_vec_transcendentals_float32_accuracy():
+def test_vec_transcendentals_float32_accuracy(vec_copy):
     """Single-precision vec kernels: within a few float32 ulp of the exact (float64) values."""
     rng = np.random.default_rng(1)
     x = np.concatenate([rng.uniform(-103, 88, 200_000), rng.uniform(-12, 12, 200_000),

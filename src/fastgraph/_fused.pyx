@@ -45,6 +45,7 @@ cdef extern from *:
     #include <math.h>
     #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     #  define FG_X86_DISPATCH 1
+    #  define FG_AVX2 __attribute__((target("avx2,fma")))   /* the second copy's target */
     #else
     #  define FG_X86_DISPATCH 0
     #endif
@@ -289,7 +290,7 @@ cdef extern from *:
     FG_DEF_VLOOP(tanh, d, fg_tanh1, _base, )
     FG_DEF_VLOOP(sigmoid, d, fg_sigmoid1, _base, )
     #if FG_X86_DISPATCH
-    FG_DEF_ALL(_avx2, __attribute__((target("avx2,fma"))))
+    FG_DEF_ALL(_avx2, FG_AVX2)
     /* float64 tanh and sigmoid with AVX2 intrinsics: fg_tanh1's and fg_sigmoid1's algorithms,
        4 lanes at a time.  GCC's vectorisation of the scalar code spilled constants to the stack
        and split (S - 1) D + 2 S r into a multiply and an FMA: these loops are ~20% (tanh) and
@@ -300,9 +301,8 @@ cdef extern from *:
        (3.4 for fg_tanh1).  A block's last n % 4 elements go through the same 4-lane code
        (padded), so an element's result does not depend on where it sits in a block. */
     #include <immintrin.h>
-    #define FG__AVX2 __attribute__((target("avx2,fma")))
     #define FG__C4(v) _mm256_set1_pd(v)
-    FG__AVX2 static inline __m256d fg__tanh4(__m256d x) {
+    FG_AVX2 static inline __m256d fg__tanh4(__m256d x) {
         __m256d sign = _mm256_and_pd(x, FG__C4(-0.0));
         __m256d ax = _mm256_xor_pd(x, sign);
         ax = _mm256_min_pd(FG__C4(20.0), ax);            /* (20 < ax) ? 20 : ax: NaN passes */
@@ -324,7 +324,7 @@ cdef extern from *:
         __m256d den = _mm256_fmadd_pd(_mm256_add_pd(S, FG__C4(1.0)), D, Sh);
         return _mm256_xor_pd(_mm256_div_pd(num, den), sign);
     }
-    FG__AVX2 static inline __m256d fg__sigmoid4(__m256d x) {
+    FG_AVX2 static inline __m256d fg__sigmoid4(__m256d x) {
         __m256d z = _mm256_or_pd(x, FG__C4(-0.0));             /* -|x| */
         z = _mm256_max_pd(FG__C4(-746.0), z);                   /* NaN passes */
         __m256d km = _mm256_fmadd_pd(z, FG__C4(FG_LOG2E), FG__C4(FG_MAGIC));
@@ -347,7 +347,7 @@ cdef extern from *:
                                                   pos));
     }
     #define FG_DEF_V4LOOP(NAME, F4) \
-    FG__AVX2 static void fg_v##NAME##_d_avx2(double *d, const double *a, Py_ssize_t n) { \
+    FG_AVX2 static void fg_v##NAME##_d_avx2(double *d, const double *a, Py_ssize_t n) { \
         Py_ssize_t i = 0; \
         for (; i + 4 <= n; i += 4) _mm256_storeu_pd(d + i, F4(_mm256_loadu_pd(a + i))); \
         if (i < n) { \
@@ -433,7 +433,6 @@ cdef extern from *:
     FG_DEF_ARITH(double, _base, , sqrt, floor, ceil, fabs)
     FG_DEF_ARITH(float, _base, , sqrtf, floorf, ceilf, fabsf)
     #if FG_X86_DISPATCH
-    #  define FG_AVX2 __attribute__((target("avx2,fma")))
     FG_DEF_ARITH(double, _avx2, FG_AVX2, sqrt, floor, ceil, fabs)
     FG_DEF_ARITH(float, _avx2, FG_AVX2, sqrtf, floorf, ceilf, fabsf)
     #endif
@@ -441,7 +440,8 @@ cdef extern from *:
     #if defined(__GNUC__) && !defined(__clang__)
     #  pragma GCC pop_options
     #endif
-    /* runtime dispatch: AVX2+FMA copies when the CPU has them (chosen once, at import) */
+    /* runtime dispatch: AVX2+FMA copies when the CPU has them (chosen at import; tests
+       can run the baseline copy, _set_vec_isa) */
     static int fg_vec_avx2 = 0;
     static int fg_vec_init(void) {
     #if FG_X86_DISPATCH
@@ -529,12 +529,23 @@ cdef extern from *:
     int fg_vec_avx2
 
 
-_VEC_ISA = "avx2+fma" if fg_vec_init() else "baseline"
+_CPU_ISA = "avx2+fma" if fg_vec_init() else "baseline"
 
 
 def vec_isa():
     """Which copy of the "vec" kernels runs: ``"avx2+fma"`` or ``"baseline"``."""
-    return _VEC_ISA
+    return "avx2+fma" if fg_vec_avx2 else "baseline"
+
+
+def _set_vec_isa(str isa):
+    """Run the ``"baseline"`` copy of the vec and arithmetic loops, or the CPU's own (``"cpu"``)
+    -- for tests: on an AVX2 machine the baseline copy (and the scalar float64 tanh/sigmoid,
+    which the AVX2 copy does not share) would otherwise never run.  Not thread-safe: switch
+    only while no kernel runs."""
+    global fg_vec_avx2
+    if isa not in ("baseline", "cpu"):
+        raise ValueError(f"isa must be 'baseline' or 'cpu', got {isa!r}")
+    fg_vec_avx2 = 0 if isa == "baseline" else int(_CPU_ISA == "avx2+fma")
 
 # --------------------------------------------------------------------------------------------
 # The VM's implementations, in K order (K = position + 1), read from FG_VM_OPS in the C block.
