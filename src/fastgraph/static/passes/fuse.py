@@ -92,8 +92,7 @@ def _compute_dtype(p, vm):
         return None
     op = p.op
     name = op.name
-    shape = p.shape
-    if shape is None or None in shape:     # (known(), inlined: once per step)
+    if not known(p.shape):
         return None
     if name in _TRANSPARENT:
         return p.dtype if p.dtype in _F and p.inputs[0].dtype == p.dtype else None
@@ -530,7 +529,7 @@ def fuse(ir, ctx) -> None:
                 # most operands are earlier members: their expression is already made
                 args = [exprs.get(id(q)) or leaf(q) for q in m.inputs]
                 opcode = m.op.opcode
-                e = (opcode == "multiply" and _peephole(opcode, args)) or Expr.op(opcode, *args)
+                e = _peephole(opcode, args) or Expr.op(opcode, *args)
             exprs[id(m)] = e
             if id(m) in outside_used:
                 outs.append(m)
