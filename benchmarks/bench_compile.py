@@ -118,6 +118,27 @@ def _jax(n, xv):
     return first, out, lambda: f(xv).block_until_ready()
 
 
+def _fastgraph_train(n_vars: int) -> float:
+    """Define + compile + first run of an SGD train op over ``n_vars`` variables of distinct
+    shapes (each update its own kernel, written in place): the per-variable passes (gradients,
+    ``inplace``, buffers) must stay linear in the number of variables too."""
+    import fastgraph as fg
+    t0 = time.perf_counter()
+    g = fg.Graph()
+    with g.as_default():
+        scale = fg.placeholder(fg.float64, ())
+        variables = [fg.Variable(np.ones(i + 2)) for i in range(n_vars)]
+        loss = fg.sum(variables[0] * variables[0])
+        for v in variables[1:]:
+            loss = loss + fg.sum(v * v)
+        loss = loss * scale
+        train = fg.train.GradientDescentOptimizer(0.1).minimize(loss)
+        sess = fg.Session(g)
+        sess.run(fg.global_variables_initializer())
+        sess.run(train, {scale: 1.0})
+    return time.perf_counter() - t0
+
+
 def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
     available, missing = peers("jax", "tensorflow")
     xv = np.linspace(-1, 1, SIZE)
@@ -150,6 +171,10 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
         results.append(res)
         for name, st in res.stats.items():
             steady[(name, n)] = st.median
+    train_first = {}
+    for n_vars in ((1000, 2000) if quick else (1000, 2000, 4000)):
+        gc.collect()
+        train_first[n_vars] = _fastgraph_train(n_vars)
     ratios = {}
     for (peer, kind, n), target in TARGETS.items():
         table = first if kind == "first" else steady
@@ -160,6 +185,10 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
         print("define + compile + first run (s):")
         for (name, n), t in sorted(first.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             print(f"  {name:<12}{n:>8} ops {t:10.3f} s")
+        print("training graph (SGD over N variables), define + compile + first run:")
+        for n_vars, t in train_first.items():
+            print(f"  fastgraph {n_vars:>8} variables {t:8.3f} s ({1e3 * t / n_vars:.3f} ms "
+                  f"per variable)")
         for (peer, kind, n), target in TARGETS.items():
             k = f"{kind}@{n} vs {peer}"
             if k in ratios:
@@ -168,7 +197,8 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
     return {"benchmark": "compile", "quick": quick, "results": [r.to_dict() for r in results],
             "missing": missing,
             "first_run_s": {f"{k[0]}@{k[1]}": v for k, v in first.items()},
-            "steady_s": {f"{k[0]}@{k[1]}": v for k, v in steady.items()}, "ratios": ratios}
+            "steady_s": {f"{k[0]}@{k[1]}": v for k, v in steady.items()},
+            "train_first_run_s": {str(k): v for k, v in train_first.items()}, "ratios": ratios}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,10 +67,14 @@ def inplace(ir, ctx) -> None:
             continue
         cands.append((v, var, views))
     # another update reading this variable (or a view of it) would see the new value
+    # (by a map from each input to the updates reading it: linear in the number of updates)
+    readers: dict = {}
+    for c, _, _ in cands:
+        for q in c.inputs:
+            readers.setdefault(id(q), []).append(c)
     final = []
     for v, var, views in cands:
-        vids = {id(w) for w in views}
-        if not any(id(q) in vids for c, _, _ in cands if c is not v for q in c.inputs):
+        if not any(c is not v for w in views for c in readers.get(id(w), ())):
             final.append((v, var))
     cands = final
     if not cands:
