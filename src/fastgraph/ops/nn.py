@@ -5,6 +5,7 @@ import numpy as np
 
 from . import _shapes
 from ._registry import apply, defop
+from .. import _cross_entropy as _loops
 
 from .. import ops as F
 
@@ -89,25 +90,40 @@ def put_labels(g, x, labels):
     return apply(_put_op, (g, x, labels), {})
 
 
-def _ce_forward(logits, labels):
-    """``mean(lse - x[i, labels[i]])``: the same value as ``-mean(pick(log_softmax(x), labels))``
-    (bit for bit: each row's difference is that one's negation, and so is their mean), without
-    the (N, C) log-probabilities in between."""
-    x = np.asarray(logits)
-    lab = np.asarray(labels)
+def _ce_loss_numpy(x, lab):
+    """The loss with NumPy calls (``_cross_entropy.loss`` computes exactly this, in one pass)."""
     z = x - np.maximum.reduce(x, axis=-1, keepdims=True)
     lse = np.log(np.add.reduce(np.exp(z), axis=-1))
     total = np.add.reduce(lse - z[np.arange(len(lab)), lab])
     return total.dtype.type(total / len(lab))        # as np.mean rounds and types it
 
 
-def _ce_grad_forward(g, logits, labels):
-    """``(softmax(x) - onehot(labels)) * g / N``: the cross-entropy's gradient in one function."""
-    lab = np.asarray(labels)
-    e = _softmax_forward(logits, -1)
+def _ce_grad_numpy(x, lab, g):
+    """The gradient with NumPy calls (``_cross_entropy.grad`` computes exactly this)."""
+    e = _softmax_forward(x, -1)
     e[np.arange(len(lab)), lab] -= 1
     e *= np.asarray(g, dtype=e.dtype) / len(lab)
     return e
+
+
+def _ce_forward(logits, labels):
+    """``mean(lse - x[i, labels[i]])``: the same value as ``-mean(pick(log_softmax(x), labels))``
+    (bit for bit: each row's difference is that one's negation, and so is their mean), without
+    the (N, C) log-probabilities in between.  One C pass where it applies (float32/float64,
+    contiguous, int64 labels in range, finite), else the same NumPy calls."""
+    fast = _loops.loss(logits, labels)
+    if fast is not None:
+        return fast
+    return _ce_loss_numpy(np.asarray(logits), np.asarray(labels))
+
+
+def _ce_grad_forward(g, logits, labels):
+    """``(softmax(x) - onehot(labels)) * g / N``: the cross-entropy's gradient in one function
+    (one C pass where it applies, else NumPy calls; the same values either way)."""
+    fast = _loops.grad(g, logits, labels)
+    if fast is not None:
+        return fast
+    return _ce_grad_numpy(np.asarray(logits), np.asarray(labels), g)
 
 
 def _ce_grad_vjp_logits(u, ans, g, x, labels):
