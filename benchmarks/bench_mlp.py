@@ -300,7 +300,7 @@ def candidates(X, y, params0) -> tuple[dict[str, Callable[[], float]], dict[str,
 
 
 def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -> dict[str, Any]:
-    """``quick``: 10 steps per round and 3 rounds instead of 50 and 7."""
+    """``quick``: 10 steps per round and 3 rounds instead of 50 and 21."""
     import fastgraph as fg
 
     X, y, params0 = make_data()
@@ -325,7 +325,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
             raise AssertionError(f"bench_mlp: {k} first loss {v} != numpy's {ref}")
     n = 10 if quick else STEPS
     res = compare(f"MLP step {'-'.join(map(str, SIZES))} batch {BATCH} float32",
-                  {k: _steps(s, n) for k, s in steps.items()}, rounds=3 if quick else 7,
+                  {k: _steps(s, n) for k, s in steps.items()}, rounds=3 if quick else 21,
                   warmup=1, number=1, meta={"steps_per_round": n, "threads": nthreads})
     for st in res.stats.values():  # report per training step
         st.times = [t / n for t in st.times]
