@@ -67,6 +67,28 @@ OpenBLAS's: tried and dropped -- GEMM with ``beta=1`` through SciPy's BLAS so th
 pass (SciPy's OpenBLAS build was ~10% slower on these shapes), and splitting a GEMM across two
 threads by rows (slower than OpenBLAS's own two threads, and not bit-identical).
 
+Re-measured 2026-12-01 after ``cross_entropy``'s loss and gradient became one C pass each
+(``_cross_entropy.pyx``: 21 -> 5 us and 27-38 -> 6 us on (128, 10), the same bits), six runs per
+thread count (four of 7 rounds, two of 21), same shared VM: default threads (2): eager
+0.35-0.40x torch, static 0.90-1.05x and ``@fg.function`` 0.88-0.98x NumPy by hand;
+``--threads 1``: eager 0.75-0.83x torch, static 0.94-1.07x, ``@fg.function`` 0.92-0.98x.  The
+median of per-round ratios (each candidate against NumPy in the same round, 60 rounds of 20
+steps): static 0.94-0.96x, ``@fg.function`` 0.93-0.95x.  The plan's steps outside the GEMMs now
+take ~170 us against NumPy by hand's ~330 us; the GEMMs are the same calls.
+
+GEMM threading, measured and left (2 threads): OpenBLAS's own threads share packed panels and,
+on a quiet core pair, match or beat splitting the rows into blocks that each run a
+single-threaded OpenBLAS call on an OpenMP thread (128x784x256: 340-365 us either way; 1024^3:
+13.0 ms against 14.3-14.8 ms).  Under load from other guests, though, OpenBLAS's two threads ran
+the MLP's GEMMs at one-thread speed (X@W1 560-630 us in place) while the row split kept ~1.4x
+(315-410 us): the whole step's GEMMs 1.94 ms -> 1.44 ms, the step 0.74-0.84x NumPy by hand.
+Not landed because (1) a split only pays when *every* GEMM takes it: splitting some and leaving
+the large ones to OpenBLAS was slower than not splitting (1.02-1.09x), as OpenBLAS's workers
+spin for ~0.1 s after each call and steal the core from the OpenMP worker; (2) results must not
+depend on the thread count, so the row blocks would have to depend on the shape alone, and at
+one thread the extra packing costs 4-10% per GEMM; (3) it needs NumPy's private OpenBLAS symbols
+(``scipy_cblas_sgemm64_``, ``openblas_set_num_threads_local``).
+
 Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
 """
 from __future__ import annotations
