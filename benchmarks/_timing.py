@@ -99,6 +99,12 @@ class Result:
         """Median time of ``a`` divided by that of ``b`` (< 1 means ``a`` is faster)."""
         return self.stats[a].median / self.stats[b].median
 
+    def paired_ratio(self, a: str = "fastgraph", b: str = "numpy") -> float:
+        """Median over rounds of ``a``'s time divided by ``b``'s in the same round: the two
+        were timed back to back, so load that drifts between rounds cancels (on a shared machine
+        this varies less from run to run than :meth:`ratio`)."""
+        return statistics.median(x / y for x, y in zip(self.stats[a].times, self.stats[b].times))
+
     def ratios(self, reference: str | None = None) -> dict[str, float]:
         """Ratio of ``reference`` (default: fastgraph) to every other candidate."""
         ref = reference or self.reference

@@ -110,3 +110,15 @@ def test_bench_list(tmp_path):
     assert proc.returncode == 0, proc.stderr
     for name in ("tape_scalar", "tape_vector", "mlp", "fused"):
         assert name in proc.stdout
+
+
+@needs_suite
+def test_paired_ratio_pairs_rounds(monkeypatch):
+    """``Result.paired_ratio``: the median of per-round ratios, not the ratio of medians."""
+    monkeypatch.syspath_prepend(str(REPO))
+    from benchmarks._timing import Result, Stats
+    a = Stats("a", times=[1.0, 2.0, 9.0])
+    b = Stats("b", times=[2.0, 4.0, 3.0])
+    res = Result("r", {"a": a, "b": b}, number=1)
+    assert res.paired_ratio("a", "b") == 0.5          # rounds: 0.5, 0.5, 3.0
+    assert res.ratio("a", "b") == 2.0 / 3.0           # medians: 2.0 / 3.0
