@@ -26,10 +26,9 @@ import numpy as np
 
 cnp.import_array()
 
-cdef extern from "<fenv.h>" nogil:
-    int fetestexcept(int excepts)
-    int feclearexcept(int excepts)
-    int FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID
+from fastgraph._fenv cimport (
+    fetestexcept, feclearexcept, FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID,
+)
 
 cdef extern from *:
     """

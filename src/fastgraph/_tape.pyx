@@ -33,10 +33,9 @@ cdef extern from "Python.h":
 cdef extern from "numpy/arrayobject.h":
     object PyArray_Scalar(void* data, cnp.dtype descr, PyObject* base)
 
-cdef extern from "<fenv.h>" nogil:
-    int fetestexcept(int excepts)
-    int feclearexcept(int excepts)
-    int FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID
+from fastgraph._fenv cimport (
+    fetestexcept, feclearexcept, FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID,
+)
 
 # A NumPy inner loop: ``loop(args, dimensions, steps, data)`` (``PyUFuncGenericFunction``).
 
