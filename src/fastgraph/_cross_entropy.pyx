@@ -20,6 +20,7 @@ floating-point exception but an ignored underflow -- so NumPy raises or warns as
 """
 cimport numpy as cnp
 from fastgraph._ufunc_loops cimport find_loop, loop_t
+from libc.math cimport isfinite
 from libc.stdlib cimport malloc, free
 
 import numpy as np
@@ -153,8 +154,8 @@ _f32, _f64 = np.float32, np.float64
 
 
 cdef int _operands(object logits, object labels, cnp.npy_intp* N, cnp.npy_intp* C) except -2:
-    """The logits' type number when the operands are ones the loops handle (labels wrapped in
-    place into a fresh array if negative), else -1."""
+    """The logits' type number (float32/float64) when the operands are ones the loops handle,
+    with ``N``, ``C`` set; else -1 (negative labels too: NumPy wraps them, the loops do not)."""
     if type(logits) is not cnp.ndarray or type(labels) is not cnp.ndarray:
         return -1
     cdef cnp.ndarray x = <cnp.ndarray>logits, lab = <cnp.ndarray>labels
@@ -260,7 +261,7 @@ def grad(object g, object logits, object labels):
     if t < 0:
         return None
     cdef double gd = float(g)
-    if gd != gd or gd == float("inf") or gd == float("-inf"):
+    if not isfinite(gd):
         return None          # NumPy's path warns (or raises) about what follows
     cdef cnp.ndarray x = <cnp.ndarray>logits, lab = <cnp.ndarray>labels
     cdef const cnp.npy_int64* lp = <const cnp.npy_int64*>cnp.PyArray_DATA(lab)
