@@ -17,7 +17,9 @@ Sections:
   xla      the same two, side by side with jax.jit (XLA) when JAX is installed;
   threads  scaling on a compute-bound expression (1 vs 2 threads);
   block    block-size sweep on w4;
-  thresh   small sizes, 1 vs 2 threads (where OpenMP starts to pay).
+  thresh   small sizes, 1 vs 2 threads (where OpenMP starts to pay);
+  blas     a plan whose matmul feeds a fused kernel: the kernel on one thread (the fuse pass's
+           policy for plans that run threaded BLAS) vs on the threads.
 
 Times are the minimum over repeats (wall clock; "cpu" is the calling thread's CPU time, which is
 what a 1-thread run costs even on a busy machine).
@@ -281,6 +283,50 @@ def bench_thresh(reps):
         print(f"n={n:7d}: 1 thread {w1 * 1e6:8.1f} us, 2 threads {w2 * 1e6:8.1f} us")
 
 
+def bench_blas(reps):
+    """A plan with a matmul feeding a fused kernel, ``tanh(a @ b) * sigmoid(c) + 0.5 * c``
+    (float32, k = 64): its kernel on one thread (the fuse pass's policy for plans that run
+    threaded BLAS) against the threads (the policy switched off).  OpenBLAS's worker threads
+    spin for ~0.1 s after each product, so in such a plan an OpenMP worker gets little of its
+    core."""
+    import statistics
+
+    import fastgraph as fg
+    import fastgraph.static.passes.fuse as fuse_pass
+    section("plan with threaded BLAS: kernel on one thread vs on the threads (ms per run)")
+    rng = np.random.default_rng(0)
+    for rows, cols in ((512, 512), (1024, 1024), (2048, 2048)):
+        k = 64
+        vals = (rng.standard_normal((rows, k)).astype(np.float32),
+                rng.standard_normal((k, cols)).astype(np.float32),
+                rng.standard_normal((rows, cols)).astype(np.float32))
+        runs = {}
+        for policy in (True, False):
+            fuse_pass.BLAS_PLANS_ONE_THREAD = policy
+            try:
+                g = fg.Graph()
+                with g.as_default():
+                    a = fg.placeholder(np.float32, (rows, k))
+                    b = fg.placeholder(np.float32, (k, cols))
+                    c = fg.placeholder(np.float32, (rows, cols))
+                    y = fg.tanh(fg.matmul(a, b)) * fg.sigmoid(c) + c * 0.5
+                sess = fg.Session(g)
+                feed = dict(zip((a, b, c), vals))
+                sess.run(y, feed)
+            finally:
+                fuse_pass.BLAS_PLANS_ONE_THREAD = True
+            runs[policy] = (sess, y, feed)
+        times = {True: [], False: []}
+        for _ in range(reps * 3):                      # interleaved: the same machine state
+            for policy, (sess, y, feed) in runs.items():
+                t0 = time.perf_counter()
+                sess.run(y, feed)
+                times[policy].append(time.perf_counter() - t0)
+        one, many = (statistics.median(times[p]) for p in (True, False))
+        print(f"{rows * cols:>10,} elements: one thread {ms(one)} ms, threads {ms(many)} ms "
+              f"({many / one:.2f}x)")
+
+
 def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -> dict[str, Any]:
     """Suite entry point (``python -m fastgraph bench``): fastgraph's fused VM against NumPy with
     ``out=`` buffers, numexpr and XLA, timed side by side (medians; ratio < 1: fastgraph faster)."""
@@ -366,7 +412,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--n", type=int, default=None, help="elements for w4/grad (default 10M)")
-    p.add_argument("--only", default="ops,w4,grad,xla,threads,block,thresh")
+    p.add_argument("--only", default="ops,w4,grad,xla,threads,block,thresh,blas")
     p.add_argument("--suite", action="store_true", help="run the suite entry point run() instead")
     args = p.parse_args()
     if args.suite:
@@ -391,6 +437,8 @@ def main():
         bench_block(n, max(3, reps // 2))
     if "thresh" in only:
         bench_thresh(reps)
+    if "blas" in only:
+        bench_blas(reps)
 
 
 if __name__ == "__main__":

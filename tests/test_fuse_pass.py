@@ -517,3 +517,56 @@ def test_long_program_on_small_array_keeps_vectorised_transcendentals():
 
     assert strategy(2) == "ufunc"
     assert strategy(500) == "auto"
+
+
+# ---- thread policy of plans that run threaded BLAS ------------------------------------------
+def _blas_plan(k, rows=512, cols=512):
+    """``tanh(a @ b) * sigmoid(c) + 0.5 * c``: a product of ``rows * cols * k`` multiply-adds
+    feeding a kernel of ``rows * cols`` elements (heavy enough per element to use threads)."""
+    rng = np.random.default_rng(5)
+    g = fg.Graph()
+    with g.as_default():
+        a = fg.placeholder(np.float32, (rows, k))
+        b = fg.placeholder(np.float32, (k, cols))
+        c = fg.placeholder(np.float32, (rows, cols))
+        y = fg.tanh(fg.matmul(a, b)) * fg.sigmoid(c) + c * 0.5
+    feed = {a: rng.standard_normal((rows, k)).astype(np.float32),
+            b: rng.standard_normal((k, cols)).astype(np.float32),
+            c: rng.standard_normal((rows, cols)).astype(np.float32)}
+    return g, y, feed
+
+
+def _held(g, y, feed):
+    sess = fg.Session(g)
+    return "one thread (the plan runs threaded BLAS)" in sess.explain(y, feed), sess.run(y, feed)
+
+
+def test_plans_with_threaded_blas_keep_their_kernels_on_one_thread(monkeypatch):
+    held, value = _held(*_blas_plan(k=64))               # 512 * 512 * 64 multiply-adds
+    assert held
+    monkeypatch.setattr(fuse_mod, "BLAS_PLANS_ONE_THREAD", False)
+    held_off, value_off = _held(*_blas_plan(k=64))
+    assert not held_off
+    np.testing.assert_array_equal(value, value_off)     # threads never change results
+
+
+def test_small_products_and_heavy_kernels_keep_the_threads(monkeypatch):
+    # OpenBLAS runs a product of at most BLAS_THREADED_MNK multiply-adds on the calling thread
+    assert 512 * 512 * 1 <= fuse_mod.BLAS_THREADED_MNK
+    assert not _held(*_blas_plan(k=1))[0]
+    # kernels with more work than BLAS_HOLD_WORK pay for their threads even so
+    monkeypatch.setattr(fuse_mod, "BLAS_HOLD_WORK", 512 * 512)
+    assert not _held(*_blas_plan(k=64))[0]
+
+
+def test_runs_threaded_blas_sees_every_blas_op():
+    """Every op that runs BLAS or LAPACK counts (their sizes are not estimated); elementwise
+    work alone does not."""
+    from fastgraph.static.plan import PNode
+    m = np.eye(3)
+    for name in sorted(fuse_mod.BLAS_OPS):
+        p = PNode("op", None, REGISTRY[name], [], {}, (3, 3), m.dtype, name=name)
+        if name != "matmul":
+            assert fuse_mod._runs_threaded_blas([p]), name
+    assert not fuse_mod._runs_threaded_blas(
+        [PNode("op", None, REGISTRY["exp"], [], {}, (3, 3), m.dtype, name="exp")])

@@ -321,11 +321,63 @@ def _strategy(n: int, work: int) -> dict:
     return {"strategy": "ufunc"}
 
 
-def _kernel_settings(reg) -> dict:
-    """``compile_kernel`` settings for a region: geometry and transcendental strategy."""
+#: ops whose NumPy forward runs BLAS or LAPACK (OpenBLAS's threaded routines)
+BLAS_OPS = frozenset({"matmul", "einsum", "inv", "solve", "det", "logabsdet", "signdet"})
+#: OpenBLAS computes a product of up to this many multiply-adds (M*N*K) on the calling thread;
+#: larger ones go to its own worker threads
+BLAS_THREADED_MNK = 1 << 18
+#: fused kernels of a plan that runs threaded BLAS stay on one thread (``_runs_threaded_blas``)
+#: unless they have more work than this (elements x work units: 2M elements of tanh * sigmoid):
+#: a worker that waits out a spinning BLAS thread's time slice (milliseconds) still pays for
+#: itself on such kernels, and on many cores each of them does.  The flag is a switch for
+#: benchmarks and tests.
+BLAS_PLANS_ONE_THREAD = True
+BLAS_HOLD_WORK = 1 << 25
+_ONE_THREAD = 1 << 62           # a single-thread threshold no kernel reaches
+
+
+def _matmul_mnk(p):
+    """Multiply-adds of a ``matmul`` step, or ``None`` when a shape is unknown."""
+    a, b = p.inputs
+    if not (known(a.shape) and known(b.shape) and known(p.shape)) or not a.shape:
+        return None
+    return int(np.prod(p.shape, dtype=np.int64)) * int(a.shape[-1])
+
+
+def _runs_threaded_blas(order) -> bool:
+    """Does the plan call BLAS/LAPACK on products big enough for OpenBLAS's own threads?
+
+    After each such call those threads keep spinning for ~0.1 s, waiting for more work, and an
+    OpenMP team started meanwhile gets no more than the one core the plan runs on: measured on 2
+    cores, a plan ``tanh(a @ b) * sigmoid(c) + 0.5 * c`` ran its kernel no faster on 2 threads
+    than on 1 from 0.26M to 16.8M elements (1.48 against 0.81 ms at 0.26M; 58.4 against 56.1 ms
+    at 16.8M), while the same kernel took half the time on 2 threads once OpenBLAS's threads had
+    gone to sleep.  So such plans keep their kernels on one thread (``BLAS_PLANS_ONE_THREAD``),
+    up to ``BLAS_HOLD_WORK``: from 4.2M elements on, 1 and 2 threads came out even."""
+    for p in order:
+        if p.kind != "op" or p.op.name not in BLAS_OPS:
+            continue
+        if p.op.name == "matmul":
+            mnk = _matmul_mnk(p)
+            if mnk is not None and mnk <= BLAS_THREADED_MNK:
+                continue
+        return True
+    return False
+
+
+def _kernel_settings(reg, blas: bool = False) -> tuple[dict, bool]:
+    """``compile_kernel`` settings for a region (geometry and transcendental strategy), and
+    whether ``blas`` (the plan runs threaded BLAS) kept a kernel that would use the threads on
+    one thread -- same blocks, so the same results."""
+    from ...fused import DEFAULT_THRESHOLD
     n = int(np.prod(reg.shape)) if reg.shape else 1
     work = _work(reg)
-    return {**_geometry(n, work), **_strategy(n, work)}
+    geometry = _geometry(n, work)
+    held = (blas and n >= geometry.get("threshold", DEFAULT_THRESHOLD)
+            and n * work < BLAS_HOLD_WORK)
+    if held:
+        geometry["threshold"] = _ONE_THREAD
+    return {**geometry, **_strategy(n, work)}, held
 
 
 def fuse(ir, ctx) -> None:
@@ -333,6 +385,7 @@ def fuse(ir, ctx) -> None:
     from ..plan import live_order
     vm = _vm_ops()
     order = live_order(ir)      # dead nodes (left by simplify) must not join regions
+    blas = BLAS_PLANS_ONE_THREAD and _runs_threaded_blas(order)
     pos = {id(p): i for i, p in enumerate(order)}
     region_of: dict = {}        # id(PNode) -> _Region (member), via _find
     is_red: set = set()         # ids of reduced-output members
@@ -559,9 +612,10 @@ def fuse(ir, ctx) -> None:
             new_nodes.append((dummy, []))
             inputs.append(dummy)
         kname = f"fused_{k}"
+        settings, held = _kernel_settings(r, blas)
         kern = compile_kernel([exprs[id(m)] for m in outs],
                               reduce=specs if any(s is not None for s in specs) else None,
-                              nin=len(inputs), name=kname, **_kernel_settings(r))
+                              nin=len(inputs), name=kname, **settings)
         ops = [m.op.name for m in members if m.op.name not in _TRANSPARENT]
         n_ops_total += len(ops)
         dt = r.dtype
@@ -570,6 +624,8 @@ def fuse(ir, ctx) -> None:
         call.fresh = True
         call.n_outputs = len(outs)
         call.note = f"{len(ops)} op(s): {' '.join(ops)}"
+        if held:
+            call.note += ", one thread (the plan runs threaded BLAS)"
         bc = _bcast_modes([_kernel_shape(q) for q in inputs],
                           r.shape) if len(r.shape) and kern.elementwise else None
         fk = kern
