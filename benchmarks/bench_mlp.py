@@ -68,7 +68,7 @@ pass (SciPy's OpenBLAS build was ~10% slower on these shapes), and splitting a G
 threads by rows (slower than OpenBLAS's own two threads, and not bit-identical).
 
 Re-measured 2026-12-01 after ``cross_entropy``'s loss and gradient became one C pass each
-(``_cross_entropy.pyx``: 21 -> 5 us and 27-38 -> 6 us on (128, 10), the same bits), six runs per
+(``_softmax.pyx``: 21 -> 5 us and 27-38 -> 6 us on (128, 10), the same bits), six runs per
 thread count (four of 7 rounds, two of 21), same shared VM: default threads (2): eager
 0.35-0.40x torch, static 0.90-1.05x and ``@fg.function`` 0.88-0.98x NumPy by hand;
 ``--threads 1``: eager 0.75-0.83x torch, static 0.94-1.07x, ``@fg.function`` 0.92-0.98x.  The

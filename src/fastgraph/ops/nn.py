@@ -5,24 +5,35 @@ import numpy as np
 
 from . import _shapes
 from ._registry import apply, defop
-from .. import _cross_entropy as _loops
+from .. import _softmax as _loops
 
 from .. import ops as F
 
 
-def _softmax_forward(x, axis):
-    # the ufuncs' reduce methods: what np.max / np.sum compute, without their Python wrappers
-    x = np.asarray(x)
+def _softmax_numpy(x, axis):
+    """Softmax with NumPy calls (``_softmax.softmax`` computes exactly this, in one pass); the
+    ufuncs' reduce methods are what np.max / np.sum compute, without their Python wrappers."""
     e = np.exp(x - np.maximum.reduce(x, axis=axis, keepdims=True))
     e /= np.add.reduce(e, axis=axis, keepdims=True)
     return e
 
 
-def _log_softmax_forward(x, axis):
-    # the ufuncs' reduce methods: what np.max / np.sum compute, without their Python wrappers
-    x = np.asarray(x)
+def _log_softmax_numpy(x, axis):
+    """Log-softmax with NumPy calls (``_softmax.log_softmax`` computes exactly this)."""
     z = x - np.maximum.reduce(x, axis=axis, keepdims=True)
     return z - np.log(np.add.reduce(np.exp(z), axis=axis, keepdims=True))
+
+
+def _softmax_forward(x, axis):
+    x = np.asarray(x)
+    fast = _loops.softmax(x, axis)          # the same values in one C pass, where it applies
+    return fast if fast is not None else _softmax_numpy(x, axis)
+
+
+def _log_softmax_forward(x, axis):
+    x = np.asarray(x)
+    fast = _loops.log_softmax(x, axis)
+    return fast if fast is not None else _log_softmax_numpy(x, axis)
 
 
 _softmax_op = defop(
@@ -91,7 +102,7 @@ def put_labels(g, x, labels):
 
 
 def _ce_loss_numpy(x, lab):
-    """The loss with NumPy calls (``_cross_entropy.loss`` computes exactly this, in one pass)."""
+    """The loss with NumPy calls (``_softmax.cross_entropy`` computes exactly this, in one pass)."""
     z = x - np.maximum.reduce(x, axis=-1, keepdims=True)
     lse = np.log(np.add.reduce(np.exp(z), axis=-1))
     total = np.add.reduce(lse - z[np.arange(len(lab)), lab])
@@ -99,8 +110,8 @@ def _ce_loss_numpy(x, lab):
 
 
 def _ce_grad_numpy(x, lab, g):
-    """The gradient with NumPy calls (``_cross_entropy.grad`` computes exactly this)."""
-    e = _softmax_forward(x, -1)
+    """The gradient with NumPy calls (``_softmax.cross_entropy_grad`` computes exactly this)."""
+    e = _softmax_numpy(x, -1)
     e[np.arange(len(lab)), lab] -= 1
     e *= np.asarray(g, dtype=e.dtype) / len(lab)
     return e
@@ -111,7 +122,7 @@ def _ce_forward(logits, labels):
     (bit for bit: each row's difference is that one's negation, and so is their mean), without
     the (N, C) log-probabilities in between.  One C pass where it applies (float32/float64,
     contiguous, int64 labels in range, finite), else the same NumPy calls."""
-    fast = _loops.loss(logits, labels)
+    fast = _loops.cross_entropy(logits, labels)
     if fast is not None:
         return fast
     return _ce_loss_numpy(np.asarray(logits), np.asarray(labels))
@@ -120,7 +131,7 @@ def _ce_forward(logits, labels):
 def _ce_grad_forward(g, logits, labels):
     """``(softmax(x) - onehot(labels)) * g / N``: the cross-entropy's gradient in one function
     (one C pass where it applies, else NumPy calls; the same values either way)."""
-    fast = _loops.grad(g, logits, labels)
+    fast = _loops.cross_entropy_grad(g, logits, labels)
     if fast is not None:
         return fast
     return _ce_grad_numpy(np.asarray(logits), np.asarray(labels), g)

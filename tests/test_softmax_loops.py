@@ -1,5 +1,6 @@
-"""The C loops of ``fg.cross_entropy`` (``fastgraph._cross_entropy``) equal its NumPy expressions
-bit for bit, and hand every case they do not cover back to NumPy (same values, warnings, errors)."""
+"""The C loops of ``fg.softmax``, ``fg.log_softmax`` and ``fg.cross_entropy`` (``fastgraph._softmax``)
+equal their NumPy expressions bit for bit, and hand every case they do not cover back to NumPy (same
+values, warnings, errors)."""
 from __future__ import annotations
 
 import warnings
@@ -8,8 +9,11 @@ import numpy as np
 import pytest
 
 import fastgraph as fg
-from fastgraph import _cross_entropy as loops
-from fastgraph.ops.nn import _ce_forward, _ce_grad_forward, _ce_grad_numpy, _ce_loss_numpy
+from fastgraph import _softmax as loops
+from fastgraph.ops.nn import (
+    _ce_forward, _ce_grad_forward, _ce_grad_numpy, _ce_loss_numpy, _log_softmax_numpy,
+    _softmax_numpy,
+)
 
 DTYPES = [np.float32, np.float64]
 
@@ -35,12 +39,12 @@ def test_loops_equal_the_numpy_expressions(shape, dtype):
     rng = np.random.default_rng(sum(shape))
     x = (rng.standard_normal(shape) * 5).astype(dtype)
     labels = rng.integers(0, shape[1], shape[0])
-    loss = loops.loss(x, labels)
+    loss = loops.cross_entropy(x, labels)
     assert loss is not None                   # the loops ran (else this test compares nothing)
     ref = _ce_loss_numpy(x, labels)
     assert loss == ref and type(loss) is type(ref)
     for g in (1.0, 0.37, -2.5, np.float32(0.1), np.float64(1e-3), np.array(3.0, dtype), 2):
-        grad = loops.grad(g, x, labels)
+        grad = loops.cross_entropy_grad(g, x, labels)
         assert grad is not None
         want = _ce_grad_numpy(x, labels, g)
         assert grad.dtype == want.dtype and grad.shape == want.shape
@@ -51,9 +55,9 @@ def test_loops_equal_the_numpy_expressions(shape, dtype):
 def test_underflowing_exp_stays_on_the_loops_unless_numpy_reports_underflow(dtype):
     x = np.array([[0.0, -800.0, 3.0], [1.0, 2.0, -1e3]], dtype)   # exp underflows to 0
     labels = np.array([1, 0])
-    assert loops.loss(x, labels) == _ce_loss_numpy(x, labels)
+    assert loops.cross_entropy(x, labels) == _ce_loss_numpy(x, labels)
     with np.errstate(under="raise"):
-        assert loops.loss(x, labels) is None          # NumPy is asked to raise: let it
+        assert loops.cross_entropy(x, labels) is None          # NumPy is asked to raise: let it
         with pytest.raises(FloatingPointError):
             _ce_forward(x, labels)
 
@@ -83,7 +87,7 @@ def test_cases_the_loops_leave_to_numpy(case):
         x = x.astype(np.float16)
     elif case == "int_logits":
         x = (x * 3).astype(np.int64)
-    assert loops.loss(x, labels) is None
+    assert loops.cross_entropy(x, labels) is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                # inf - inf: NumPy's own warning
         _same(_ce_forward(x, labels), _ce_loss_numpy(x, labels))
@@ -93,7 +97,7 @@ def test_cases_the_loops_leave_to_numpy(case):
 def test_out_of_range_labels_raise_numpys_index_error():
     x = np.zeros((2, 3))
     for bad in ([0, 3], [-4, 0]):
-        assert loops.loss(x, np.array(bad)) is None
+        assert loops.cross_entropy(x, np.array(bad)) is None
         with pytest.raises(IndexError):
             fg.cross_entropy(x, np.array(bad))
 
@@ -128,7 +132,7 @@ def test_seeds_the_loops_leave_to_numpy(g):
     (its warnings, its errors, its broadcasting)."""
     x = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
     labels = np.array([0, 1, 2, 0])
-    assert loops.grad(g, x, labels) is None
+    assert loops.cross_entropy_grad(g, x, labels) is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -138,3 +142,46 @@ def test_seeds_the_loops_leave_to_numpy(g):
                 _ce_grad_forward(g, x, labels)
             return
         _same(_ce_grad_forward(g, x, labels), want)
+
+
+# ---- softmax and log_softmax ------------------------------------------------------------------
+ND_SHAPES = [(1,), (7,), (9,), (300,), (5, 8), (128, 10), (3, 129), (2, 3, 4), (2, 3, 17),
+             (2, 2, 5, 130), (4096, 3)]
+
+
+@pytest.mark.parametrize("shape", ND_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_loops_equal_the_numpy_expressions(shape, dtype):
+    x = (np.random.default_rng(len(shape)).standard_normal(shape) * 5).astype(dtype)
+    for axis in (-1, len(shape) - 1):
+        for fast, ref in ((loops.softmax, _softmax_numpy), (loops.log_softmax, _log_softmax_numpy)):
+            got = fast(x, axis)
+            assert got is not None, fast.__name__
+            want = ref(x, axis)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(fg.softmax(x), _softmax_numpy(x, -1))       # the op uses them
+    np.testing.assert_array_equal(fg.log_softmax(fg.tensor(x)).data, _log_softmax_numpy(x, -1))
+
+
+@pytest.mark.parametrize("case", ["axis0", "nan", "strided", "int", "empty", "float16"])
+def test_softmax_cases_left_to_numpy(case):
+    x = np.random.default_rng(2).standard_normal((4, 5))
+    axis = -1
+    if case == "axis0":
+        axis = 0
+    elif case == "nan":
+        x[1, 2] = np.nan
+    elif case == "strided":
+        x = x[:, ::2]
+    elif case == "int":
+        x = (x * 3).astype(np.int64)
+    elif case == "empty":
+        x = x[:0]
+    elif case == "float16":
+        x = x.astype(np.float16)
+    assert loops.softmax(x, axis) is None and loops.log_softmax(x, axis) is None
+    for op, ref in ((fg.softmax, _softmax_numpy), (fg.log_softmax, _log_softmax_numpy)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _same(op(x, axis), ref(x, axis))

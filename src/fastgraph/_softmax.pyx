@@ -1,10 +1,12 @@
-"""Softmax cross-entropy of ``(N, C)`` logits against integer labels: the loss and its gradient.
+"""Row loops of the softmax family: ``softmax``, ``log_softmax`` and the cross-entropy of
+``(N, C)`` logits against integer labels (its loss and its gradient), over the last axis.
 
-``fg.cross_entropy``'s NumPy forward is ten ufunc calls and its gradient eight; on the batch of
-bench_mlp (128 x 10 float32) they cost ~35 us each, nearly all of it NumPy's per-call and
-per-reduction overhead (a reduction over a short last axis costs 4-6 us), for ~1 us of
-arithmetic.  These loops do that arithmetic in one pass over the rows and round exactly as those
-NumPy calls do, so the values are bit for bit the same (``tests/test_cross_entropy_loops.py``):
+NumPy spends most of a small softmax's time on per-call and per-reduction overhead: the
+cross-entropy's forward is ten ufunc calls and its gradient eight, ~21 and ~30 us on the batch
+of bench_mlp (128 x 10 float32) for ~1 us of arithmetic (a reduction over a short last axis costs
+4-6 us).  These loops do that arithmetic in one pass over the rows and round exactly as the NumPy
+expressions of ``ops/nn.py`` do, so the values are bit for bit the same
+(``tests/test_softmax_loops.py``):
 
 * ``exp`` and ``log`` are NumPy's own inner loops (found once in the ufuncs' loop tables) called
   on the same contiguous buffers the NumPy expressions pass them;
@@ -12,11 +14,11 @@ NumPy calls do, so the values are bit for bit the same (``tests/test_cross_entro
   of 128, halving above);
 * no ``a * b + c`` is contracted into an FMA (``_fp_exact_begin.h``).
 
-Both functions return ``None`` where they do not apply and the caller (``ops/nn.py``) runs the
-NumPy expressions instead: dtypes other than float32/float64, non-contiguous or byte-swapped
-operands, labels that are not int64 or are out of range, empty input, non-finite logits, or any
-floating-point exception but an ignored underflow -- so NumPy raises or warns as
-``np.errstate`` says, and bad labels get NumPy's ``IndexError``.
+Every function returns ``None`` where it does not apply and the caller runs the NumPy
+expressions instead: dtypes other than float32/float64, non-contiguous or byte-swapped operands,
+another axis than the last, labels that are not int64 or are out of range, empty input,
+non-finite values, or any floating-point exception but an ignored underflow -- so NumPy raises or
+warns as ``np.errstate`` says, and bad labels get NumPy's ``IndexError``.
 """
 cimport numpy as cnp
 from fastgraph._ufunc_loops cimport find_loop, loop_t
@@ -116,6 +118,29 @@ cdef extern from *:
         return 0;                                                                           \
     }
 
+    /* out = exp(z) / s (work: N elements) */
+    #define FG_SOFTMAX(NAME, T, PARTS)                                                        \
+    static int NAME(const T *x, npy_intp N, npy_intp C, T *work, fg_xent_loop_t exp_f,      \
+                    void *exp_d, T *z, T *out) {                                            \
+        T *s = work;                                                                        \
+        if (PARTS(x, N, C, z, out, s, exp_f, exp_d)) return -1;                             \
+        for (npy_intp i = 0; i < N; i++)                                                    \
+            for (npy_intp j = 0; j < C; j++) out[i * C + j] = out[i * C + j] / s[i];        \
+        return 0;                                                                           \
+    }
+
+    /* out = z - log(s) (work: NC + 2N elements) */
+    #define FG_LOG_SOFTMAX(NAME, T, PARTS)                                                    \
+    static int NAME(const T *x, npy_intp N, npy_intp C, T *work, fg_xent_loop_t exp_f,      \
+                    void *exp_d, fg_xent_loop_t log_f, void *log_d, T *out) {               \
+        T *e = work, *s = e + N * C, *lse = s + N;                                          \
+        if (PARTS(x, N, C, out, e, s, exp_f, exp_d)) return -1;                             \
+        fg_xent_call(log_f, log_d, s, lse, N, sizeof(T));                                   \
+        for (npy_intp i = 0; i < N; i++)                                                    \
+            for (npy_intp j = 0; j < C; j++) out[i * C + j] = out[i * C + j] - lse[i];      \
+        return 0;                                                                           \
+    }
+
     FG_PAIRWISE(fg_pairwise_f, float)
     FG_PAIRWISE(fg_pairwise_d, double)
     FG_SOFTMAX_PARTS(fg_softmax_parts_f, float, fg_pairwise_f)
@@ -124,6 +149,10 @@ cdef extern from *:
     FG_XENT_LOSS(fg_xent_loss_d, double, fg_softmax_parts_d, fg_pairwise_d)
     FG_XENT_GRAD(fg_xent_grad_f, float, fg_softmax_parts_f)
     FG_XENT_GRAD(fg_xent_grad_d, double, fg_softmax_parts_d)
+    FG_SOFTMAX(fg_softmax_f, float, fg_softmax_parts_f)
+    FG_SOFTMAX(fg_softmax_d, double, fg_softmax_parts_d)
+    FG_LOG_SOFTMAX(fg_log_softmax_f, float, fg_softmax_parts_f)
+    FG_LOG_SOFTMAX(fg_log_softmax_d, double, fg_softmax_parts_d)
     #include "_fp_exact_end.h"
     """
     ctypedef void (*fg_xent_loop_t)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
@@ -135,6 +164,14 @@ cdef extern from *:
                        float*, fg_xent_loop_t, void*, float*) noexcept nogil
     int fg_xent_grad_d(const double*, const cnp.npy_int64*, cnp.npy_intp, cnp.npy_intp, double,
                        double*, fg_xent_loop_t, void*, double*) noexcept nogil
+    int fg_softmax_f(const float*, cnp.npy_intp, cnp.npy_intp, float*, fg_xent_loop_t, void*,
+                     float*, float*) noexcept nogil
+    int fg_softmax_d(const double*, cnp.npy_intp, cnp.npy_intp, double*, fg_xent_loop_t, void*,
+                     double*, double*) noexcept nogil
+    int fg_log_softmax_f(const float*, cnp.npy_intp, cnp.npy_intp, float*, fg_xent_loop_t, void*,
+                         fg_xent_loop_t, void*, float*) noexcept nogil
+    int fg_log_softmax_d(const double*, cnp.npy_intp, cnp.npy_intp, double*, fg_xent_loop_t,
+                         void*, fg_xent_loop_t, void*, double*) noexcept nogil
     float fg_pairwise_f(const float*, cnp.npy_intp) noexcept nogil
     double fg_pairwise_d(const double*, cnp.npy_intp) noexcept nogil
 
@@ -198,14 +235,14 @@ cdef bint _flags_ok():
     return not (raised & FE_UNDERFLOW) or np.geterr()["under"] == "ignore"
 
 
-def loss(object logits, object labels):
+def cross_entropy(object logits, object labels):
     """``mean(log(sum(exp(z), -1)) - z[i, labels[i]])`` with ``z = logits - max(logits, -1)``:
     a NumPy scalar of the logits' dtype, or ``None`` where the loops do not apply (see the
     module docstring).
 
     >>> import numpy as np
-    >>> from fastgraph import _cross_entropy
-    >>> float(_cross_entropy.loss(np.zeros((2, 4)), np.array([0, 3])))  # log(4)
+    >>> from fastgraph import _softmax
+    >>> float(_softmax.cross_entropy(np.zeros((2, 4)), np.array([0, 3])))  # log(4)
     1.3862943611198906
     """
     cdef cnp.npy_intp N, C
@@ -244,14 +281,14 @@ cdef inline bint _real_scalar(object g):
             and (<cnp.ndarray>g).dtype.kind in "fiu")
 
 
-def grad(object g, object logits, object labels):
+def cross_entropy_grad(object g, object logits, object labels):
     """``(softmax(logits) - onehot(labels)) * (g / N)`` as a new ``(N, C)`` array of the logits'
     dtype, with ``g / N`` rounded as ``np.asarray(g, logits.dtype) / N`` rounds it; ``None``
     where the loops do not apply (see the module docstring; ``g`` must be a real scalar).
 
     >>> import numpy as np
-    >>> from fastgraph import _cross_entropy
-    >>> _cross_entropy.grad(1.0, np.zeros((1, 4)), np.array([1]))
+    >>> from fastgraph import _softmax
+    >>> _softmax.cross_entropy_grad(1.0, np.zeros((1, 4)), np.array([1]))
     array([[ 0.25, -0.75,  0.25,  0.25]])
     """
     cdef cnp.npy_intp N, C
@@ -286,6 +323,105 @@ def grad(object g, object logits, object labels):
             rc = fg_xent_grad_d(<const double*>cnp.PyArray_DATA(x), lp, N, C, sd,
                                 <double*>work, <fg_xent_loop_t>_exp_d, _exp_dd,
                                 <double*>cnp.PyArray_DATA(out))
+    free(work)
+    if rc != 0 or not _flags_ok():
+        return None
+    return out
+
+
+cdef int _rows(object x, object axis, cnp.npy_intp* N, cnp.npy_intp* C) except -2:
+    """The type number of ``x`` (float32/float64) when it is an array the loops handle along
+    ``axis`` (the last one), with ``N`` rows of ``C``; else -1."""
+    if type(x) is not cnp.ndarray or type(axis) is not int:
+        return -1
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int nd = cnp.PyArray_NDIM(a), t = cnp.PyArray_TYPE(a)
+    if nd < 1 or (axis != -1 and axis != nd - 1):
+        return -1
+    if t == cnp.NPY_FLOAT:
+        if _exp_f == NULL or _log_f == NULL:
+            return -1
+    elif t == cnp.NPY_DOUBLE:
+        if _exp_d == NULL or _log_d == NULL:
+            return -1
+    else:
+        return -1
+    if (cnp.PyArray_FLAGS(a) & _IN_FLAGS) != _IN_FLAGS or not cnp.PyArray_ISNOTSWAPPED(a):
+        return -1
+    C[0] = cnp.PyArray_DIMS(a)[nd - 1]
+    if C[0] == 0 or cnp.PyArray_SIZE(a) == 0:
+        return -1
+    N[0] = cnp.PyArray_SIZE(a) // C[0]
+    return t
+
+
+def softmax(object x, object axis=-1):
+    """``exp(z) / sum(exp(z))`` along the last axis with ``z = x - max(x)``, as a new array of
+    ``x``'s shape and dtype, or ``None`` where the loops do not apply (see the module docstring).
+
+    >>> import numpy as np
+    >>> from fastgraph import _softmax
+    >>> _softmax.softmax(np.zeros((1, 4)))
+    array([[0.25, 0.25, 0.25, 0.25]])
+    """
+    cdef cnp.npy_intp N, C
+    cdef int t = _rows(x, axis, &N, &C)
+    if t < 0:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef size_t isz = 4 if t == cnp.NPY_FLOAT else 8
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0)
+    cdef void* work = malloc((N * C + N) * isz)
+    if work == NULL:
+        return None
+    cdef char* z = <char*>work + N * isz
+    cdef int rc
+    feclearexcept(_FAIL_FLAGS | FE_UNDERFLOW)
+    with nogil:
+        if t == cnp.NPY_FLOAT:
+            rc = fg_softmax_f(<const float*>cnp.PyArray_DATA(a), N, C, <float*>work,
+                              <fg_xent_loop_t>_exp_f, _exp_fd, <float*>z,
+                              <float*>cnp.PyArray_DATA(out))
+        else:
+            rc = fg_softmax_d(<const double*>cnp.PyArray_DATA(a), N, C, <double*>work,
+                              <fg_xent_loop_t>_exp_d, _exp_dd, <double*>z,
+                              <double*>cnp.PyArray_DATA(out))
+    free(work)
+    if rc != 0 or not _flags_ok():
+        return None
+    return out
+
+
+def log_softmax(object x, object axis=-1):
+    """``z - log(sum(exp(z)))`` along the last axis with ``z = x - max(x)``, as a new array of
+    ``x``'s shape and dtype, or ``None`` where the loops do not apply (see the module docstring).
+
+    >>> import numpy as np
+    >>> from fastgraph import _softmax
+    >>> float(_softmax.log_softmax(np.zeros(4))[0])  # -log(4)
+    -1.3862943611198906
+    """
+    cdef cnp.npy_intp N, C
+    cdef int t = _rows(x, axis, &N, &C)
+    if t < 0:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef size_t isz = 4 if t == cnp.NPY_FLOAT else 8
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0)
+    cdef void* work = malloc((N * C + 2 * N) * isz)
+    if work == NULL:
+        return None
+    cdef int rc
+    feclearexcept(_FAIL_FLAGS | FE_UNDERFLOW)
+    with nogil:
+        if t == cnp.NPY_FLOAT:
+            rc = fg_log_softmax_f(<const float*>cnp.PyArray_DATA(a), N, C, <float*>work,
+                                  <fg_xent_loop_t>_exp_f, _exp_fd, <fg_xent_loop_t>_log_f,
+                                  _log_fd, <float*>cnp.PyArray_DATA(out))
+        else:
+            rc = fg_log_softmax_d(<const double*>cnp.PyArray_DATA(a), N, C, <double*>work,
+                                  <fg_xent_loop_t>_exp_d, _exp_dd, <fg_xent_loop_t>_log_d,
+                                  _log_dd, <double*>cnp.PyArray_DATA(out))
     free(work)
     if rc != 0 or not _flags_ok():
         return None
