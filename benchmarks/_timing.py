@@ -18,6 +18,7 @@ import gc
 import importlib
 import json
 import math
+import random
 import statistics
 import sys
 import time
@@ -171,8 +172,11 @@ def compare(
     """Time zero-argument callables side by side.
 
     Each candidate is first called ``warmup`` times (imports, caches, JIT compilation), then, for
-    each of ``rounds`` rounds, every candidate is timed over ``number`` back-to-back calls. The
-    starting candidate rotates each round so none always runs on a cold or warm machine state.
+    each of ``rounds`` rounds, every candidate is timed over ``number`` back-to-back calls, in an
+    order shuffled per round (seeded by the round, so runs repeat): none always runs on a cold or
+    warm machine state, and none always follows the same one -- a library's threads keep
+    spinning for a while after its calls (OpenBLAS's ~0.1 s, PyTorch's OpenMP pool) and slow
+    whichever candidate comes next; with a fixed order that was always the same candidate.
     With ``faults=True`` the minor page faults per call are recorded as well (POSIX only): they
     reveal fresh allocations that a timing alone hides.
 
@@ -194,8 +198,7 @@ def compare(
         gc.collect()  # a full collection once: with TF, torch and JAX loaded it costs ~0.4 s
     try:
         for r in range(rounds):
-            for i in range(len(names)):
-                n = names[(r + i) % len(names)]
+            for n in random.Random(r).sample(names, len(names)):
                 fn = candidates[n]
                 if disable_gc:
                     gc.collect(1)  # the young generations: what the rounds themselves left
