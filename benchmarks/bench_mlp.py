@@ -76,6 +76,13 @@ median of per-round ratios (each candidate against NumPy in the same round, 60 r
 steps): static 0.94-0.96x, ``@fg.function`` 0.93-0.95x.  The plan's steps outside the GEMMs now
 take ~170 us against NumPy by hand's ~330 us; the GEMMs are the same calls.
 
+After ``compare`` began shuffling the candidates' order every round (before, the static
+candidate always ran right after torch and paid for torch's still-spinning threads: at 2 threads
+it came out 1.03-1.09x in runs where ``@fg.function``, on the same plan, came out 0.91-0.97x), ten
+runs of 21 rounds: static 0.896-0.994x NumPy by hand at 2 threads (six runs) and 0.929-0.988x at
+one (four), medians of per-round ratios 0.924-1.000x: the <= 1.0 target is met; ``@fg.function``
+0.881-1.086x (per-round 0.926-0.973x); eager 0.41-0.51x torch at 2 threads, 0.76-0.84x at one.
+
 GEMM threading, measured and left (2 threads): OpenBLAS's own threads share packed panels and,
 on a quiet core pair, match or beat splitting the rows into blocks that each run a
 single-threaded OpenBLAS call on an OpenMP thread (128x784x256: 340-365 us either way; 1024^3:
