@@ -321,8 +321,9 @@ def _strategy(n: int, work: int) -> dict:
     return {"strategy": "ufunc"}
 
 
-#: ops whose NumPy forward runs BLAS or LAPACK (OpenBLAS's threaded routines)
-BLAS_OPS = frozenset({"matmul", "einsum", "inv", "solve", "det", "logabsdet", "signdet"})
+#: ops whose NumPy forward runs BLAS or LAPACK (OpenBLAS's threaded routines; ``np.einsum``
+#: without ``optimize=`` does not)
+BLAS_OPS = frozenset({"matmul", "inv", "solve", "det", "logabsdet", "signdet"})
 #: OpenBLAS computes a product of up to this many multiply-adds (M*N*K) on the calling thread;
 #: larger ones go to its own worker threads
 BLAS_THREADED_MNK = 1 << 18
