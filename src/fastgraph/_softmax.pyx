@@ -190,13 +190,15 @@ cdef int _IN_FLAGS = cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_ALIGNED
 _f32, _f64 = np.float32, np.float64
 
 
-cdef int _operands(object logits, object labels, cnp.npy_intp* N, cnp.npy_intp* C) except -2:
-    """The logits' type number (float32/float64) when the operands are ones the loops handle,
-    with ``N``, ``C`` set; else -1 (negative labels too: NumPy wraps them, the loops do not)."""
-    if type(logits) is not cnp.ndarray or type(labels) is not cnp.ndarray:
+cdef int _rows(object x, object axis, cnp.npy_intp* N, cnp.npy_intp* C) except -2:
+    """The type number of ``x`` (float32/float64) when it is an array the loops handle along
+    ``axis`` (the last one), with ``N`` rows of ``C``; else -1."""
+    if type(x) is not cnp.ndarray or type(axis) is not int:
         return -1
-    cdef cnp.ndarray x = <cnp.ndarray>logits, lab = <cnp.ndarray>labels
-    cdef int t = cnp.PyArray_TYPE(x)
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int nd = cnp.PyArray_NDIM(a), t = cnp.PyArray_TYPE(a)
+    if nd < 1 or (axis != -1 and axis != nd - 1):
+        return -1
     if t == cnp.NPY_FLOAT:
         if _exp_f == NULL or _log_f == NULL:
             return -1
@@ -205,15 +207,25 @@ cdef int _operands(object logits, object labels, cnp.npy_intp* N, cnp.npy_intp* 
             return -1
     else:
         return -1
-    if (cnp.PyArray_NDIM(x) != 2 or cnp.PyArray_NDIM(lab) != 1
-            or cnp.PyArray_TYPE(lab) != cnp.NPY_INT64
-            or (cnp.PyArray_FLAGS(x) & _IN_FLAGS) != _IN_FLAGS
-            or (cnp.PyArray_FLAGS(lab) & _IN_FLAGS) != _IN_FLAGS
-            or not cnp.PyArray_ISNOTSWAPPED(x) or not cnp.PyArray_ISNOTSWAPPED(lab)):
+    if (cnp.PyArray_FLAGS(a) & _IN_FLAGS) != _IN_FLAGS or not cnp.PyArray_ISNOTSWAPPED(a):
         return -1
-    N[0] = cnp.PyArray_DIMS(x)[0]
-    C[0] = cnp.PyArray_DIMS(x)[1]
-    if N[0] == 0 or C[0] == 0 or cnp.PyArray_DIMS(lab)[0] != N[0]:
+    C[0] = cnp.PyArray_DIMS(a)[nd - 1]
+    if C[0] == 0 or cnp.PyArray_SIZE(a) == 0:
+        return -1
+    N[0] = cnp.PyArray_SIZE(a) // C[0]
+    return t
+
+
+cdef int _operands(object logits, object labels, cnp.npy_intp* N, cnp.npy_intp* C) except -2:
+    """The logits' type number (float32/float64) when the operands are ones the loops handle,
+    with ``N``, ``C`` set; else -1 (negative labels too: NumPy wraps them, the loops do not)."""
+    cdef int t = _rows(logits, -1, N, C)
+    if t < 0 or cnp.PyArray_NDIM(<cnp.ndarray>logits) != 2 or type(labels) is not cnp.ndarray:
+        return -1
+    cdef cnp.ndarray lab = <cnp.ndarray>labels
+    if (cnp.PyArray_NDIM(lab) != 1 or cnp.PyArray_TYPE(lab) != cnp.NPY_INT64
+            or (cnp.PyArray_FLAGS(lab) & _IN_FLAGS) != _IN_FLAGS
+            or not cnp.PyArray_ISNOTSWAPPED(lab) or cnp.PyArray_DIMS(lab)[0] != N[0]):
         return -1
     cdef const cnp.npy_int64* lp = <const cnp.npy_int64*>cnp.PyArray_DATA(lab)
     cdef cnp.npy_intp i
@@ -327,32 +339,6 @@ def cross_entropy_grad(object g, object logits, object labels):
     if rc != 0 or not _flags_ok():
         return None
     return out
-
-
-cdef int _rows(object x, object axis, cnp.npy_intp* N, cnp.npy_intp* C) except -2:
-    """The type number of ``x`` (float32/float64) when it is an array the loops handle along
-    ``axis`` (the last one), with ``N`` rows of ``C``; else -1."""
-    if type(x) is not cnp.ndarray or type(axis) is not int:
-        return -1
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef int nd = cnp.PyArray_NDIM(a), t = cnp.PyArray_TYPE(a)
-    if nd < 1 or (axis != -1 and axis != nd - 1):
-        return -1
-    if t == cnp.NPY_FLOAT:
-        if _exp_f == NULL or _log_f == NULL:
-            return -1
-    elif t == cnp.NPY_DOUBLE:
-        if _exp_d == NULL or _log_d == NULL:
-            return -1
-    else:
-        return -1
-    if (cnp.PyArray_FLAGS(a) & _IN_FLAGS) != _IN_FLAGS or not cnp.PyArray_ISNOTSWAPPED(a):
-        return -1
-    C[0] = cnp.PyArray_DIMS(a)[nd - 1]
-    if C[0] == 0 or cnp.PyArray_SIZE(a) == 0:
-        return -1
-    N[0] = cnp.PyArray_SIZE(a) // C[0]
-    return t
 
 
 def softmax(object x, object axis=-1):
