@@ -118,23 +118,23 @@ cdef extern from *:
         return 0;                                                                           \
     }
 
-    /* out = exp(z) / s (work: N elements) */
+    /* softmax: out = exp(z) / s; log_softmax: out = z - log(s).  One signature, work NC + 2N
+       elements (z or exp(z), then s, then log(s)). */
     #define FG_SOFTMAX(NAME, T, PARTS)                                                        \
     static int NAME(const T *x, npy_intp N, npy_intp C, T *work, fg_xent_loop_t exp_f,      \
-                    void *exp_d, T *z, T *out) {                                            \
-        T *s = work;                                                                        \
-        if (PARTS(x, N, C, z, out, s, exp_f, exp_d)) return -1;                             \
+                    void *exp_d, fg_xent_loop_t log_f, void *log_d, T *out) {               \
+        T *s = work + N * C;                                                                \
+        (void)log_f; (void)log_d;                                                           \
+        if (PARTS(x, N, C, work, out, s, exp_f, exp_d)) return -1;                          \
         for (npy_intp i = 0; i < N; i++)                                                    \
             for (npy_intp j = 0; j < C; j++) out[i * C + j] = out[i * C + j] / s[i];        \
         return 0;                                                                           \
     }
-
-    /* out = z - log(s) (work: NC + 2N elements) */
     #define FG_LOG_SOFTMAX(NAME, T, PARTS)                                                    \
     static int NAME(const T *x, npy_intp N, npy_intp C, T *work, fg_xent_loop_t exp_f,      \
                     void *exp_d, fg_xent_loop_t log_f, void *log_d, T *out) {               \
-        T *e = work, *s = e + N * C, *lse = s + N;                                          \
-        if (PARTS(x, N, C, out, e, s, exp_f, exp_d)) return -1;                             \
+        T *s = work + N * C, *lse = s + N;                                                  \
+        if (PARTS(x, N, C, out, work, s, exp_f, exp_d)) return -1;                          \
         fg_xent_call(log_f, log_d, s, lse, N, sizeof(T));                                   \
         for (npy_intp i = 0; i < N; i++)                                                    \
             for (npy_intp j = 0; j < C; j++) out[i * C + j] = out[i * C + j] - lse[i];      \
@@ -165,15 +165,21 @@ cdef extern from *:
     int fg_xent_grad_d(const double*, const cnp.npy_int64*, cnp.npy_intp, cnp.npy_intp, double,
                        double*, fg_xent_loop_t, void*, double*) noexcept nogil
     int fg_softmax_f(const float*, cnp.npy_intp, cnp.npy_intp, float*, fg_xent_loop_t, void*,
-                     float*, float*) noexcept nogil
+                     fg_xent_loop_t, void*, float*) noexcept nogil
     int fg_softmax_d(const double*, cnp.npy_intp, cnp.npy_intp, double*, fg_xent_loop_t, void*,
-                     double*, double*) noexcept nogil
+                     fg_xent_loop_t, void*, double*) noexcept nogil
     int fg_log_softmax_f(const float*, cnp.npy_intp, cnp.npy_intp, float*, fg_xent_loop_t, void*,
                          fg_xent_loop_t, void*, float*) noexcept nogil
     int fg_log_softmax_d(const double*, cnp.npy_intp, cnp.npy_intp, double*, fg_xent_loop_t,
                          void*, fg_xent_loop_t, void*, double*) noexcept nogil
     float fg_pairwise_f(const float*, cnp.npy_intp) noexcept nogil
     double fg_pairwise_d(const double*, cnp.npy_intp) noexcept nogil
+
+# softmax and log_softmax share this signature (see FG_SOFTMAX)
+ctypedef int (*fg_rows_f_t)(const float*, cnp.npy_intp, cnp.npy_intp, float*, fg_xent_loop_t,
+                            void*, fg_xent_loop_t, void*, float*) noexcept nogil
+ctypedef int (*fg_rows_d_t)(const double*, cnp.npy_intp, cnp.npy_intp, double*, fg_xent_loop_t,
+                            void*, fg_xent_loop_t, void*, double*) noexcept nogil
 
 cdef loop_t _exp_f = NULL, _exp_d = NULL, _log_f = NULL, _log_d = NULL
 cdef void *_exp_fd = NULL
@@ -341,6 +347,35 @@ def cross_entropy_grad(object g, object logits, object labels):
     return out
 
 
+cdef object _along_rows(object x, object axis, fg_rows_f_t loop_f, fg_rows_d_t loop_d):
+    """Run one of the row loops (softmax, log_softmax) on ``x`` into a new array of its shape and
+    dtype, or ``None`` where the loops do not apply."""
+    cdef cnp.npy_intp N, C
+    cdef int t = _rows(x, axis, &N, &C)
+    if t < 0:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0)
+    cdef void* work = malloc((N * C + 2 * N) * (4 if t == cnp.NPY_FLOAT else 8))
+    if work == NULL:
+        return None
+    cdef int rc
+    feclearexcept(_FAIL_FLAGS | FE_UNDERFLOW)
+    with nogil:
+        if t == cnp.NPY_FLOAT:
+            rc = loop_f(<const float*>cnp.PyArray_DATA(a), N, C, <float*>work,
+                        <fg_xent_loop_t>_exp_f, _exp_fd, <fg_xent_loop_t>_log_f, _log_fd,
+                        <float*>cnp.PyArray_DATA(out))
+        else:
+            rc = loop_d(<const double*>cnp.PyArray_DATA(a), N, C, <double*>work,
+                        <fg_xent_loop_t>_exp_d, _exp_dd, <fg_xent_loop_t>_log_d, _log_dd,
+                        <double*>cnp.PyArray_DATA(out))
+    free(work)
+    if rc != 0 or not _flags_ok():
+        return None
+    return out
+
+
 def softmax(object x, object axis=-1):
     """``exp(z) / sum(exp(z))`` along the last axis with ``z = x - max(x)``, as a new array of
     ``x``'s shape and dtype, or ``None`` where the loops do not apply (see the module docstring).
@@ -350,32 +385,7 @@ def softmax(object x, object axis=-1):
     >>> _softmax.softmax(np.zeros((1, 4)))
     array([[0.25, 0.25, 0.25, 0.25]])
     """
-    cdef cnp.npy_intp N, C
-    cdef int t = _rows(x, axis, &N, &C)
-    if t < 0:
-        return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef size_t isz = 4 if t == cnp.NPY_FLOAT else 8
-    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0)
-    cdef void* work = malloc((N * C + N) * isz)
-    if work == NULL:
-        return None
-    cdef char* z = <char*>work + N * isz
-    cdef int rc
-    feclearexcept(_FAIL_FLAGS | FE_UNDERFLOW)
-    with nogil:
-        if t == cnp.NPY_FLOAT:
-            rc = fg_softmax_f(<const float*>cnp.PyArray_DATA(a), N, C, <float*>work,
-                              <fg_xent_loop_t>_exp_f, _exp_fd, <float*>z,
-                              <float*>cnp.PyArray_DATA(out))
-        else:
-            rc = fg_softmax_d(<const double*>cnp.PyArray_DATA(a), N, C, <double*>work,
-                              <fg_xent_loop_t>_exp_d, _exp_dd, <double*>z,
-                              <double*>cnp.PyArray_DATA(out))
-    free(work)
-    if rc != 0 or not _flags_ok():
-        return None
-    return out
+    return _along_rows(x, axis, fg_softmax_f, fg_softmax_d)
 
 
 def log_softmax(object x, object axis=-1):
@@ -387,31 +397,7 @@ def log_softmax(object x, object axis=-1):
     >>> float(_softmax.log_softmax(np.zeros(4))[0])  # -log(4)
     -1.3862943611198906
     """
-    cdef cnp.npy_intp N, C
-    cdef int t = _rows(x, axis, &N, &C)
-    if t < 0:
-        return None
-    cdef cnp.ndarray a = <cnp.ndarray>x
-    cdef size_t isz = 4 if t == cnp.NPY_FLOAT else 8
-    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), t, 0)
-    cdef void* work = malloc((N * C + 2 * N) * isz)
-    if work == NULL:
-        return None
-    cdef int rc
-    feclearexcept(_FAIL_FLAGS | FE_UNDERFLOW)
-    with nogil:
-        if t == cnp.NPY_FLOAT:
-            rc = fg_log_softmax_f(<const float*>cnp.PyArray_DATA(a), N, C, <float*>work,
-                                  <fg_xent_loop_t>_exp_f, _exp_fd, <fg_xent_loop_t>_log_f,
-                                  _log_fd, <float*>cnp.PyArray_DATA(out))
-        else:
-            rc = fg_log_softmax_d(<const double*>cnp.PyArray_DATA(a), N, C, <double*>work,
-                                  <fg_xent_loop_t>_exp_d, _exp_dd, <fg_xent_loop_t>_log_d,
-                                  _log_dd, <double*>cnp.PyArray_DATA(out))
-    free(work)
-    if rc != 0 or not _flags_ok():
-        return None
-    return out
+    return _along_rows(x, axis, fg_log_softmax_f, fg_log_softmax_d)
 
 
 def pairwise_sum(object a):
