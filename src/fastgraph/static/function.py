@@ -81,9 +81,10 @@ def _memory_owner(v):
 
 def _donatable(v, dtype, shared: bool) -> np.ndarray:
     """``v`` itself when its memory may be written by the plan, else a private copy."""
-    if (not shared and type(v) is np.ndarray and v.dtype == dtype and v.flags.c_contiguous
-            and v.flags.writeable and v.flags.aligned):
-        return v
+    if not shared and type(v) is np.ndarray and v.dtype == dtype:
+        flags = v.flags
+        if flags.c_contiguous and flags.writeable and flags.aligned:
+            return v
     return np.array(v, dtype=dtype, order="C")
 
 
@@ -113,7 +114,7 @@ class Function:
         return sorted(pos)
 
     def _signature(self, vals, kwargs):
-        sig = tuple((v.shape, v.dtype) for v in vals)
+        sig = tuple([(v.shape, v.dtype) for v in vals])
         if kwargs:
             sig += (tuple(sorted(kwargs.items())),)
         return sig
@@ -152,7 +153,7 @@ class Function:
         return t
 
     def __call__(self, *args, **kwargs):
-        vals = [_arg_value(a) for a in args]
+        vals = [a if type(a) is np.ndarray else _arg_value(a) for a in args]
         try:
             sig = self._signature(vals, kwargs)
             t = self._cache.get(sig)
@@ -171,7 +172,8 @@ class Function:
         # a store of this call's own: concurrent calls do not share it, and the plan keeps no
         # reference to the caller's arrays afterwards
         store = list(t.store)
-        owners = [id(_memory_owner(v)) for v in vals]
+        owners = [id(v) if type(v) is np.ndarray and v.base is None else id(_memory_owner(v))
+                  for v in vals]
         for i, idx, dtype in t.donated:
             shared = owners.count(owners[i]) > 1 and _memory_owner(vals[i]) is not None
             store[idx] = _donatable(vals[i], dtype, shared)
