@@ -91,6 +91,35 @@ def test_opcode_table_matches_vm():
             assert isinstance(getattr(np, op.ufunc), np.ufunc)
 
 
+@pytest.mark.parametrize("case", [
+    # (what, input strides, output strides, shape, input size, output size)
+    ("input past its end", [[1]], [[1]], (100,), 10, 100),
+    ("output past its end", [[1]], [[1]], (100,), 100, 10),
+    ("negative stride below the start", [[-1]], [[1]], (10,), 10, 10),
+    ("huge shape", [[0]], [[0]], (2 ** 62,), 1, 1),
+    ("huge stride", [[2 ** 60]], [[1]], (2,), 10, 2),
+    ("two axes", [[10, 1]], [[10, 1]], (11, 10), 100, 110),
+])
+def test_program_run_rejects_strides_outside_the_operands(case):
+    """``Program.run`` is the VM's general entry, taking its caller's element strides; wrong
+    ones must raise, not read or write outside the arrays (they used to crash the process)."""
+    what, ist, ost, shape, n_in, n_out = case
+    k = compile_kernel([Expr.op("exp", Expr.input(0))])
+    a, o = np.ones(n_in), np.empty(n_out)
+    with pytest.raises(ValueError):
+        k._prog.run(True, [a], np.array(ist), [o], np.array(ost), shape, 0, [0], [0], 1,
+                    B, 1 << 30)
+
+
+def test_program_run_accepts_strides_inside_the_operands():
+    k = compile_kernel([Expr.op("exp", Expr.input(0))])
+    a = np.arange(20.0).reshape(4, 5)
+    o = np.empty((4, 5))
+    k._prog.run(True, [a[:, ::-1]], np.array([[5, -1]]), [o], np.array([[5, 1]]), (4, 5), 0,
+                [0], [0], 1, B, 1 << 30)
+    np.testing.assert_allclose(o, np.exp(a[:, ::-1]), rtol=1e-15)
+
+
 def test_program_rejects_unknown_opcode_and_bad_registers():
     bad = max(op.code for op in OPCODES) + 1
     with pytest.raises(ValueError, match="unknown opcode"):

@@ -1178,6 +1178,47 @@ cdef int _work_prepare(Work* w, int nt, int nregs, int regstride, Py_ssize_t blo
 
 
 
+#: iteration spaces and operand extents are limited to 2^56 elements, so that every offset
+#: computed below (times an itemsize of 8) fits in a Py_ssize_t
+cdef double _MAX_SPAN = 72057594037927936.0
+
+
+cdef int _check_extent(cnp.ndarray arr, const cnp.int64_t[:, ::1] st, int row,
+                       const cnp.int64_t[::1] shp, int nd, Py_ssize_t isz, str what,
+                       int idx) except -1:
+    """Raise unless every element the iteration space ``shp`` reaches through the element
+    strides ``st[row]`` lies inside ``arr``'s own memory (the byte range its shape and strides
+    span): :meth:`Program.run` trusts its caller's strides, and this keeps a wrong one from
+    reading or writing outside the array."""
+    cdef Py_ssize_t lo = 0, hi = 0, alo = 0, ahi = 0, d, s
+    cdef double span = 0
+    cdef int j
+    for j in range(nd):
+        d = shp[j] - 1
+        s = st[row, j]
+        span += fabs(<double>d * <double>s)
+        if span > _MAX_SPAN:
+            raise ValueError(f"fused kernel: {what} {idx}'s strides span too much memory")
+        if s > 0:
+            hi += d * s
+        else:
+            lo += d * s
+    for j in range(cnp.PyArray_NDIM(arr)):
+        d = cnp.PyArray_DIMS(arr)[j]
+        if d == 0:
+            raise ValueError(f"fused kernel: {what} {idx} is empty")
+        s = cnp.PyArray_STRIDES(arr)[j]
+        if s > 0:
+            ahi += (d - 1) * s
+        else:
+            alo += (d - 1) * s
+    ahi += isz
+    if lo * isz < alo or hi * isz + isz > ahi:
+        raise ValueError(f"fused kernel: the iteration space reaches outside {what} {idx} "
+                         f"(its shape {(<object>arr).shape}, strides {(<object>arr).strides} bytes)")
+    return 0
+
+
 cdef int _work_tables(Work* w, int nin, int nout) except -1:
     cdef int m = (nin if nin > nout else nout) + 1
     cdef int i
@@ -1828,6 +1869,8 @@ cdef class Program:
         for j in range(nd):
             if shp[j] < 1:
                 raise ValueError("empty iteration spaces are handled by the caller")
+            if <double>N * <double>shp[j] > _MAX_SPAN:
+                raise ValueError("fused kernel: iteration space too large")
             N *= shp[j]
         for a in inputs:
             if not isinstance(a, np.ndarray) or a.dtype != dt:
@@ -1835,6 +1878,12 @@ cdef class Program:
         for a in outputs:
             if not isinstance(a, np.ndarray) or a.dtype != dt or not a.flags.writeable:
                 raise TypeError("VM outputs must be writeable ndarrays of the kernel dtype")
+        for i in range(self.nin):
+            if self.in_reg[i] >= 0:
+                _check_extent(inputs[i], ist, i, shp, nd, itemsize, "input", i)
+        for k in range(self.nout):
+            if ored[k] == RED_NONE:
+                _check_extent(outputs[k], ost, k, shp, nd, itemsize, "output", k)
         c.nd = nd
         c.N = N
         c.B = block
