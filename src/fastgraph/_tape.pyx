@@ -134,7 +134,7 @@ cdef class OpDef:
     cdef public object operator
     cdef public object scalar_math
     # compiled VJPs for plain-array backward passes: see set_eager_vjps
-    cdef public tuple eager_vjps
+    cdef readonly tuple eager_vjps
     # the op's elementwise kernel on float64 [0] / float32 [1] data: see set_kernel
     cdef int _knin
     # the kernel also runs on arrays of any size (see set_kernel)
@@ -245,7 +245,14 @@ cdef class OpDef:
                     v = v[:len(v) - 2] if t else v
                     c = 0 if v == "g" else 1 if v == "ans" else 2 + int(v)
                     codes.append(~c if t else c)  # negative: the value's transpose
+                if type(self.vjps) is tuple and any(
+                        (~c if c < 0 else c) - 2 >= len(self.vjps) for c in codes):
+                    raise ValueError(f"{self.name}: eager VJP {r!r} names an input the op "
+                                     f"does not have")
                 out.append((k,) + tuple(codes))
+        if type(self.vjps) is tuple and len(out) != len(self.vjps):
+            raise ValueError(f"{self.name}: {len(out)} eager VJP(s) for {len(self.vjps)} "
+                             f"input(s)")
         self.eager_vjps = tuple(out)
 
 
@@ -253,11 +260,13 @@ cdef class OpDef:
 @cython.final
 cdef class TapeNode:
     """One recorded operation: the op, its inputs, its output value, and its parents on the tape."""
-    cdef public OpDef op         # the operation
-    cdef public tuple inputs     # the arguments as given (Tensors and constants); None once freed
-    cdef public object attrs     # dict of attributes, or None
-    cdef public object ans       # the output's value (ndarray or NumPy scalar); None once freed
-    cdef public tuple parents    # per input: TapeNode, leaf Tensor, or None (no gradient needed)
+    # read-only from Python: the walker trusts their shape (one parent per input, each a
+    # TapeNode, a Tensor or None, as the op's rules expect), and only the recorder sets them
+    cdef readonly OpDef op       # the operation
+    cdef readonly tuple inputs   # the arguments as given (Tensors and constants); None once freed
+    cdef readonly object attrs   # dict of attributes, or None
+    cdef readonly object ans     # the output's value (ndarray or NumPy scalar); None once freed
+    cdef readonly tuple parents  # per input: TapeNode, leaf Tensor, or None (no gradient needed)
     cdef public object hooks     # list of hooks on the output tensor, or None
     cdef public object retained  # weakref to the output tensor when retain_grad() was called
     # per-walk scratch, valid while _walk equals the current walk's number; _g_owned: only the
@@ -269,25 +278,24 @@ cdef class TapeNode:
     # sum of the input Tensors' versions when recorded: in-place changes since then are errors
     cdef long long _versions
 
-    def __init__(self, op, tuple inputs, attrs, ans, tuple parents):
-        self.op = op
-        self.inputs = inputs
-        self.attrs = attrs
-        self.ans = ans
-        self.parents = parents
+    def __init__(self, *args, **kwargs):
+        # the recorder makes nodes with __new__ and sets their fields in C; one built from
+        # Python could pair an op with inputs its rules cannot index, and crash the walker
+        raise TypeError("TapeNode cannot be created from Python: nodes are recorded by "
+                        "operations on Tensors that require a gradient")
 
     def name(self):
-        return self.op.name
+        return None if self.op is None else self.op.name
 
     def __repr__(self):
-        return f"<{self.op.name}>"
+        return "<TapeNode (empty)>" if self.op is None else f"<{self.op.name}>"
 
 
 cdef class TensorBase:
     """The fields of an eager Tensor (methods live in ``fastgraph.eager.tensor.Tensor``)."""
     cdef public object _data
     cdef public object grad
-    cdef public object grad_fn
+    cdef readonly object grad_fn    # the TapeNode that made this tensor, or None (a leaf)
     cdef public object _hooks
     cdef public bint _requires_grad
     cdef public bint _retains
@@ -300,6 +308,8 @@ cdef class TensorBase:
     cdef unsigned long long _walk
 
     def __init__(self, data, bint requires_grad=False, grad_fn=None):
+        if grad_fn is not None and type(grad_fn) is not TapeNode:
+            raise TypeError(f"grad_fn must be a TapeNode or None, not {type(grad_fn).__name__}")
         self._data = data
         self._requires_grad = requires_grad or grad_fn is not None
         self.grad_fn = grad_fn
@@ -677,6 +687,9 @@ cdef tuple _parents_of(tuple args, object vjps):
     cdef Py_ssize_t n = len(args), i
     cdef tuple out = None
     cdef object p
+    if type(vjps) is tuple and n > len(<tuple>vjps):
+        raise TypeError(f"an operation with {len(<tuple>vjps)} differentiable input(s) got "
+                        f"{n} argument(s)")
     for i in range(n):
         if _parent_of(args[i], vjps, i) is not None:
             break
@@ -842,7 +855,7 @@ cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, t
     cdef object rule, gi, fitted
     cdef object x = args[i]
     how[0] = _GI_OTHER
-    if not create_graph and op.eager_vjps is not None:
+    if not create_graph and op.eager_vjps is not None and i < len(op.eager_vjps):
         recipe = op.eager_vjps[i]
         if recipe is not None:
             if (<tuple>recipe)[0] is None:  # the gradient passes through
@@ -859,6 +872,8 @@ cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, t
                 if fitted is gi:
                     how[0] = _GI_FRESH
                 return fitted
+    if type(op.vjps) is tuple and i >= len(<tuple>op.vjps):
+        raise RuntimeError(f"{op.name}: no VJP rule for input {i}")
     rule = op.vjps[i]  # (vjps may be a lazy table for variadic ops)
     if rule is _ZERO:
         gi = np.zeros(np.shape(x), dtype=np.result_type(g))
@@ -991,8 +1006,15 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     cdef TapeNode tn, pn
     cdef TensorBase leaf
     cdef bint capturing = capture is not None
-    cdef set needed = _leading_to(roots, capture) if capturing else None
+    cdef set needed
     cdef object deliver = engine.deliver
+    if len(root_grads) != len(roots):
+        raise ValueError(f"walk: {len(root_grads)} gradient(s) for {len(roots)} root(s)")
+    for node in roots:
+        if type(node) is not TapeNode and not isinstance(node, TensorBase):
+            raise TypeError(f"walk: a root must be a TapeNode or a Tensor, not "
+                            f"{type(node).__name__}")
+    needed = _leading_to(roots, capture) if capturing else None
 
     # 1. count, for every node to visit, how many visited consumers feed it
     for node in roots:
