@@ -61,7 +61,22 @@ def _set_eager_vjps():
     fg.multiply.op.eager_vjps = ()
 
 
+def _apply_none_op():
+    _tape.apply(None, (_x(),), None)
+
+
+def _record_none_args():
+    _tape.record(fg.tanh.op, None, None)
+
+
+def _configure_not_a_tensor_class():
+    _tape.configure(int, 0, None, None, None, {})
+
+
 CASES = [
+    (_apply_none_op, TypeError, "OpDef"),
+    (_record_none_args, TypeError, "OpDef"),
+    (_configure_not_a_tensor_class, TypeError, "TensorBase subclass"),
     (_walk_int_root, TypeError, "root must be"),
     (_walk_fewer_roots, ValueError, "gradient"),
     (_tapenode_from_python, TypeError, "cannot be created"),

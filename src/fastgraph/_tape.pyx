@@ -383,8 +383,15 @@ def configure(tensor_cls, zero, sum_to_like, astype, op_error, registry):
     """Wire the Python layer in (called once when ``fastgraph.eager.tensor`` is imported)."""
     global _Tensor, _ZERO, _sum_to_like, _astype, _op_error
     global _ADD, _SUB, _MUL, _DIV, _NEG
-    _ADD, _SUB, _MUL, _DIV, _NEG = (registry[name] for name in
-                                    ("add", "subtract", "multiply", "divide", "negative"))
+    # the recorder makes tensor_cls instances with tp_new and writes TensorBase fields
+    if not (isinstance(tensor_cls, type) and issubclass(tensor_cls, TensorBase)):
+        raise TypeError(f"configure: tensor_cls must be a TensorBase subclass, not "
+                        f"{tensor_cls!r}")
+    ops = [registry[name] for name in ("add", "subtract", "multiply", "divide", "negative")]
+    for o in ops:
+        if type(o) is not OpDef:
+            raise TypeError(f"configure: registry entries must be OpDefs, not {type(o).__name__}")
+    _ADD, _SUB, _MUL, _DIV, _NEG = ops
     _Tensor = tensor_cls
     _ZERO = zero
     _sum_to_like = sum_to_like
@@ -632,6 +639,8 @@ cdef object _ew(OpDef op, object x, object y, object into=None, object acc=None)
 # ---- forward ----------------------------------------------------------------------------------
 cpdef object apply(OpDef op, tuple args, object attrs):
     """Run ``op`` on ``args``: NumPy for plain values, the tape for Tensors, else their engine."""
+    if op is None or args is None:    # (typed arguments accept None; the fields below do not)
+        raise TypeError("apply: op must be an OpDef and args a tuple, not None")
     cdef bint has_tensor = False
     cdef object a, applier = None
     for a in args:
@@ -705,6 +714,8 @@ cdef tuple _parents_of(tuple args, object vjps):
 
 cpdef object record(OpDef op, tuple args, object attrs):
     """The eager applier: compute ``op`` and, if a gradient is needed, record one TapeNode."""
+    if op is None or args is None:
+        raise TypeError("record: op must be an OpDef and args a tuple, not None")
     cdef tuple values = _plain_values(args)
     cdef object out
     try:
