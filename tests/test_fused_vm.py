@@ -639,6 +639,74 @@ def test_streaming_stores_same_result(dtype):
             assert g.tobytes() == r.tobytes()
 
 
+def _operands(kind, rng):
+    """(inputs, out) of one operand signature for the geometry-cache test; fresh data."""
+    a = rng.standard_normal((6, 40))
+    b = rng.standard_normal((6, 40))
+    if kind == "strided":
+        return (rng.standard_normal((6, 80))[:, ::2], b), None
+    if kind == "transposed":
+        return (rng.standard_normal((40, 6)).T, b), None
+    if kind == "broadcast_row":
+        return (a, rng.standard_normal(40)), None
+    if kind == "broadcast_col":
+        return (a, rng.standard_normal((6, 1))), None
+    if kind == "float32_cast":
+        return (a.astype(np.float32), b), None
+    if kind == "byteswapped":
+        return (a.astype(">f8"), b), None
+    if kind == "out_given":
+        return (a, b), np.empty((6, 40))
+    if kind == "in_place":
+        return (a, b), a
+    if kind == "misaligned":
+        raw = np.zeros(6 * 40 * 8 + 1, np.uint8)[1:].view(np.float64).reshape(6, 40)
+        raw[...] = a
+        return (raw, b), None
+    return (a, b), None
+
+
+_GEO_KINDS = ["plain", "strided", "transposed", "broadcast_row", "broadcast_col",
+              "float32_cast", "byteswapped", "out_given", "in_place", "misaligned"]
+_GEO_CASES = [(k, r) for r in (None, ("sum", (1,), False), ("max", None, False))
+              for k in _GEO_KINDS if r is None or k not in ("out_given", "in_place")]
+
+
+@pytest.mark.parametrize("kind, reduce", _GEO_CASES)
+def test_general_path_geometry_cache(kind, reduce):
+    """A repeated call with the same operand signature reuses the general path's geometry; it
+    must compute exactly what a fresh kernel computes, on new data every call.  (Reduced
+    outputs are not given: their shape differs, and one cannot be an input.)"""
+    x, y = Expr.input(0), Expr.input(1)
+    expr = Expr.op("tanh", Expr.op("add", Expr.op("multiply", x, y), x))
+    cached = compile_kernel([expr], reduce=reduce)
+    rng = np.random.default_rng(7)
+    for call in range(3):
+        ins, out = _operands(kind, rng)
+        fresh = compile_kernel([expr], reduce=reduce)
+        want = fresh(*[np.array(v) for v in ins])
+        got = cached(*ins, out=out) if out is not None else cached(*ins)
+        np.testing.assert_array_equal(got, want)
+        if out is not None:
+            assert got is out
+    assert len(cached._geo) <= 1        # one signature, one geometry (or the C fast path)
+    if reduce is not None and kind != "misaligned":
+        assert len(cached._geo) == 1
+    if kind == "misaligned":            # copied for its data pointer: nothing to reuse
+        assert not cached._geo
+
+
+def test_general_path_geometry_cache_keys_on_signature():
+    x, y = Expr.input(0), Expr.input(1)
+    k = compile_kernel([Expr.op("multiply", x, y)], reduce=("sum", (1,), False))
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(k(a, a), (a * a).sum(1))
+    np.testing.assert_array_equal(k(a.T, a.T), (a.T * a.T).sum(1))      # other strides
+    np.testing.assert_array_equal(k(a[:2], a[:2]), (a[:2] * a[:2]).sum(1))  # other shape
+    np.testing.assert_array_equal(k(a, a[0]), (a * a[0]).sum(1))        # broadcast
+    assert len(k._geo) == 4
+
+
 def test_out_errors():
     k = compile_kernel([Expr.input(0) * 2, Expr.input(0) + 1])
     x = np.ones((4, 5))

@@ -30,6 +30,44 @@ DEFAULT_BLOCK = 1024
 DEFAULT_THRESHOLD = 32768
 
 _BY_NAME = _op.BY_NAME
+
+# how the general path turns an input into an operand: as it is, cast, or copied (C order)
+_SAME, _CAST, _COPY = 0, 1, 2
+#: geometries kept per kernel (one per operand signature; a plan sees one)
+_GEO_CACHE = 16
+_MISS = object()
+
+
+class _Geometry:
+    """What ``FusedKernel.__call__``'s general path derives from the operands' shapes, strides
+    and dtypes alone (see ``_geometry_key``), kept so a repeated call skips it."""
+    __slots__ = ("dt", "conv", "shape", "red_shape", "red_out", "cin", "cout", "cshape", "R",
+                 "red_codes", "same")
+
+    def __init__(self, dt, conv, shape, red_shape, red_out, cin, cout, cshape, R, red_codes,
+                 same):
+        self.dt, self.conv, self.shape, self.red_shape = dt, conv, shape, red_shape
+        self.red_out, self.cin, self.cout, self.cshape = red_out, cin, cout, cshape
+        self.R, self.red_codes, self.same = R, red_codes, same
+
+
+def _geometry_key(inputs, out, dtype):
+    """The operand signature a cached geometry is valid for: every input and output an ndarray,
+    by shape, strides and dtype (``None``: not cacheable -- scalars, lists, other types)."""
+    for x in inputs:
+        if type(x) is not np.ndarray:
+            return None
+    if out is None:
+        outsig = None
+    else:
+        outs = (out,) if type(out) is np.ndarray else out
+        if type(outs) not in (tuple, list):
+            return None
+        for o in outs:
+            if type(o) is not np.ndarray:
+                return None
+        outsig = tuple([(o.shape, o.strides, o.dtype) for o in outs])
+    return (dtype, tuple([(x.shape, x.strides, x.dtype) for x in inputs]), outsig)
 _MODES = {"c": 0, "vec": 1, "ufunc": 2}
 _STRATEGIES = ("auto", "libm", "vec", "ufunc")
 _RED_CODES = {None: 0, "sum": 1, "mean": 2, "max": 3, "min": 4}
@@ -474,6 +512,8 @@ class FusedKernel:
         prog.configure(block, threshold, self._stream, _nt_fn(), _MAX_THREADS)
         # C-level fast path of __call__ (elementwise kernels only; None -> general path)
         self._fast = prog.fast_call if not self._has_red else None
+        # iteration geometry of the general path, per operand signature (see _run_cached)
+        self._geo = {}
         #: ``call_flat(inputs, outs, num_threads=None)``: the lean entry point for pre-validated
         #: operands (see the class docstring); a bound C method, no Python frame in between.
         self.call_flat = prog.run_contiguous if not self._has_red else self._no_flat
@@ -527,8 +567,16 @@ class FusedKernel:
         if len(inputs) != self.nin:
             raise TypeError(f"fused kernel {self.name!r} takes {self.nin} input(s), "
                             f"got {len(inputs)}")
+        key = _geometry_key(inputs, out, dtype)
+        if key is not None:
+            geo = self._geo.get(key)
+            if geo is not None:
+                res = self._run_cached(geo, inputs, out, num_threads)
+                if res is not _MISS:
+                    return res
         dt = self._dtype(inputs, dtype)
         arrs = []
+        conv = []
         for i, x in enumerate(inputs):
             a = np.asarray(x)
             if a.dtype.kind not in "biuf":
@@ -536,10 +584,15 @@ class FusedKernel:
                                 "(need bool, integer or floating)")
             if a.ndim > _NPY_MAXDIMS:
                 raise ValueError(f"input {i} has too many dimensions ({a.ndim})")
+            kind = _SAME if a.dtype == dt else _CAST
             a = np.asarray(a, dtype=dt)
             if not a.flags.aligned or any(s % dt.itemsize for s in a.strides):
+                if not a.flags.aligned:
+                    key = None          # (the data pointer, not the signature, asked for it)
                 a = np.array(a, dtype=dt, order="C", copy=True)
+                kind = _COPY
             arrs.append(a)
+            conv.append(kind)
         shape = _broadcast_shapes([a.shape for a in arrs])
         if shape is None:
             raise ValueError(
@@ -592,6 +645,7 @@ class FusedKernel:
             return st
 
         defer = [0] * self.nout
+        copied = False
         # aliasing between outputs and inputs
         for k, o in enumerate(outs):
             for i, a in enumerate(arrs):
@@ -603,6 +657,7 @@ class FusedKernel:
                         defer[k] = 1
                     else:
                         arrs[i] = a = a.copy()
+                        copied = True
         in_st = [strides_of(a) for a in arrs]
         out_st = [strides_of(o) if self.reduce[k] is None else [0] * nd
                   for k, o in enumerate(outs)]
@@ -632,14 +687,57 @@ class FusedKernel:
 
         nt = _threads(num_threads)
         red_codes = [_RED_CODES[s[0]] if s is not None else 0 for s in self.reduce]
-        self._prog.run(
-            dt == np.float64, arrs,
+        geo = _Geometry(
+            dt, conv, shape, red_shape, red_out,
             np.array(cin, dtype=np.int64).reshape(len(arrs), len(cshape)),
-            [o.reshape(-1) if red_out[k] else o for k, o in enumerate(outs)],
             np.array(cout, dtype=np.int64).reshape(self.nout, len(cshape)),
-            np.array(cshape, dtype=np.int64),
-            R if self._has_red else 0, red_codes, defer, nt, self.block, self.threshold,
+            np.array(cshape, dtype=np.int64), R if self._has_red else 0, red_codes,
+            [[self.reduce[k] is None and o.shape == shape and strides_of(a) == strides_of(o)
+              for a in arrs] for k, o in enumerate(outs)])
+        if key is not None and not copied:
+            if len(self._geo) >= _GEO_CACHE:
+                self._geo.clear()
+            self._geo[key] = geo
+        self._prog.run(
+            dt == np.float64, arrs, geo.cin,
+            [o.reshape(-1) if red_out[k] else o for k, o in enumerate(outs)],
+            geo.cout, geo.cshape, geo.R, red_codes, defer, nt, self.block, self.threshold,
             self._stream)
+        return outs[0] if self.nout == 1 else tuple(outs)
+
+    def _run_cached(self, geo, inputs, out, num_threads):
+        """``__call__`` on operands whose shapes, strides and dtypes were seen before: the
+        iteration geometry (broadcasting, reduction rows, collapsed strides) is reused and only
+        what depends on the data is redone -- conversions, outputs, aliasing.  ``_MISS`` sends
+        the call down the full path (an operand misaligned or overlapping an output)."""
+        dt = geo.dt
+        arrs = []
+        for i, a in enumerate(inputs):
+            kind = geo.conv[i]
+            if kind == _COPY:
+                a = np.array(a, dtype=dt, order="C", copy=True)
+            else:
+                if kind == _CAST:
+                    a = np.asarray(a, dtype=dt)
+                if not a.flags.aligned:
+                    return _MISS
+            arrs.append(a)
+        outs = self._outputs(out, geo.shape, geo.red_shape, dt)
+        defer = [0] * self.nout
+        if out is not None:
+            for k, o in enumerate(outs):
+                for i, a in enumerate(arrs):
+                    if np.may_share_memory(o, a):
+                        if not (geo.same[k][i] and a.__array_interface__["data"][0]
+                                == o.__array_interface__["data"][0]):
+                            return _MISS
+                        defer[k] = 1
+        red_out = geo.red_out
+        self._prog.run(
+            dt == np.float64, arrs, geo.cin,
+            [o.reshape(-1) if red_out[k] else o for k, o in enumerate(outs)],
+            geo.cout, geo.cshape, geo.R, geo.red_codes, defer, _threads(num_threads),
+            self.block, self.threshold, self._stream)
         return outs[0] if self.nout == 1 else tuple(outs)
 
     def broadcast_call(self, shape, cols: int, modes: str) -> "BroadcastCall":
