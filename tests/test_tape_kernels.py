@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import fastgraph as fg
+from fastgraph import _tape
 from fastgraph import ops as F
 
 KERNEL_OPS = sorted(name for name, op in F.REGISTRY.items() if op.has_kernel)
@@ -347,3 +348,72 @@ def test_relu_kernels_leave_other_cases_to_numpy():
     (gx,) = fg.autograd.grad((fg.relu(t) * t).sum(), t, create_graph=True)
     np.testing.assert_array_equal(gx.data, [0.0, 1.0, 4.0])
     assert gx.requires_grad
+
+
+# ---- the column sum (bias gradients): _tape.sum_leading / sum_to_shape_of -------------------
+COLSUM_SHAPES = [((128, 256), 1), ((128, 10), 1), ((2, 2), 1), ((1, 5), 1), ((1000, 3), 1),
+                 ((3, 10007), 1), ((7, 9, 33), 2), ((7, 9, 33), 1), ((4, 3, 2, 5), 3)]
+
+
+def _colsum_data(shape, dtype, rng):
+    # magnitudes spread over 1e-3..1e3 so that the order of the additions shows in the bits
+    return (rng.standard_normal(shape) * rng.choice([1e-3, 1.0, 1e3], size=shape)).astype(dtype)
+
+
+@pytest.mark.parametrize("baseline", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, lead", COLSUM_SHAPES)
+def test_column_sum_is_numpys_reduce_bit_for_bit(shape, lead, dtype, baseline, rng):
+    g = _colsum_data(shape, dtype, rng)
+    want = np.add.reduce(g, axis=tuple(range(lead)))
+    _tape._colsum_baseline(baseline)
+    try:
+        out = np.empty(shape[lead:], dtype)
+        assert _tape.sum_leading(g, lead, out) is out
+        assert out.tobytes() == want.tobytes()
+        like = np.zeros(shape[lead:], dtype)
+        got = _tape.sum_to_shape_of(g, like)
+        assert got.shape == like.shape and got.tobytes() == want.tobytes()
+    finally:
+        _tape._colsum_baseline(False)
+
+
+@pytest.mark.parametrize("case", ["one_column", "no_rows", "strided", "float16", "int64",
+                                  "overlap", "nan_inf", "negative_zero"])
+def test_column_sum_fallbacks_and_special_values(case, rng):
+    """Where the C pass does not apply NumPy computes; either way the values are NumPy's."""
+    g = _colsum_data((64, 8), np.float64, rng)
+    lead, out = 1, np.empty(8)
+    if case == "one_column":            # NumPy sums a single column pairwise
+        g, out = _colsum_data((5000, 1), np.float32, rng), np.empty(1, np.float32)
+    elif case == "no_rows":
+        g = np.empty((0, 8))
+    elif case == "strided":
+        g = _colsum_data((64, 16), np.float64, rng)[:, ::2]
+    elif case == "float16":
+        g, out = g.astype(np.float16), np.empty(8, np.float16)
+    elif case == "int64":
+        g, out = (g * 100).astype(np.int64), np.empty(8, np.int64)
+    elif case == "overlap":
+        g = np.ones((64, 8))
+        out = g[0]
+    elif case == "nan_inf":
+        g[3, 0], g[5, 1], g[7, 1] = np.nan, np.inf, np.inf
+    elif case == "negative_zero":
+        g = np.full((4, 8), -0.0)
+    want = np.add.reduce(g, axis=0)
+    got = _tape.sum_leading(g, lead, out)
+    np.testing.assert_array_equal(got, want)
+    assert np.signbit(got).tolist() == np.signbit(want).tolist()
+
+
+def test_column_sum_overflow_warns_and_raises_as_numpy_says():
+    g = np.full((4, 3), np.finfo(np.float32).max, np.float32)
+    out = np.empty(3, np.float32)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        _tape.sum_leading(g, 1, out)
+    assert np.isinf(out).all()
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        _tape.sum_leading(g, 1, out)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        _tape.sum_to_shape_of(g, np.zeros(3, np.float32))
