@@ -104,11 +104,14 @@ calls: OpenBLAS's results depend on how a product is partitioned -- splitting on
 columns, or running it on 1 thread instead of 2, changed the bits of every float32 shape tried
 (128x784x256 ... 1000^3), so a plan that re-partitioned or paired its products (each on one
 thread, two at once) would no longer give ``np.matmul``'s values, nor eager mode's.  The floor
-is 0.79-0.81x NumPy by hand at 2 threads and 0.85-0.87x at one, so the 0.9x target needs the
-time outside the products cut to ~0.5x NumPy's at 2 threads (~0.2 ms) and ~0.35x at one
-(~0.15 ms); measured: static 0.67x and 0.78x, ``@fg.function`` 0.84x and 0.78x, the rest
-being the plan's ~17 small steps (each paying ~5-10 us for cold caches after a GEMM), the W1
-update (a pass over 2.4 MB) and the call itself.
+is 0.77-0.81x NumPy by hand at 2 threads and 0.85-0.88x at one, so the 0.9x target needs the
+time outside the products cut to ~0.5x NumPy's at 2 threads (~0.2 ms) and to ~0.2x at one
+(~0.06 ms); measured: static 0.3-0.7x and 0.7-0.9x, ``@fg.function`` 0.3-0.8x and 0.5-0.8x (the
+GEMMs' share moves with the load on this shared VM), the rest being the plan's ~17 small steps
+(each paying ~5-10 us for cold caches after a GEMM), the W1 update (a pass over 2.4 MB) and
+the call itself.  After the bias gradients became one C pass (6.5 -> 2.4 us each) and the
+call lost ~7 us, three runs at 2 threads: ``@fg.function`` 0.843, 0.904, 0.946x (per-round
+0.904, 0.953, 0.947), static 0.847, 0.881, 0.928x; at one thread 0.974 and 0.942x.
 
 Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
 """
