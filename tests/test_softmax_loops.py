@@ -12,7 +12,7 @@ import fastgraph as fg
 from fastgraph import _softmax as loops
 from fastgraph.ops.nn import (
     _ce_forward, _ce_grad_forward, _ce_grad_numpy, _ce_loss_numpy, _log_softmax_numpy,
-    _softmax_numpy,
+    _softmax_numpy, cross_entropy_and_grad,
 )
 
 DTYPES = [np.float32, np.float64]
@@ -49,6 +49,10 @@ def test_loops_equal_the_numpy_expressions(shape, dtype):
         want = _ce_grad_numpy(x, labels, g)
         assert grad.dtype == want.dtype and grad.shape == want.shape
         np.testing.assert_array_equal(grad, want)
+        both = loops.cross_entropy_and_grad(g, x, labels)
+        assert both is not None
+        assert both[0] == ref and type(both[0]) is type(ref)
+        assert both[1].dtype == want.dtype and both[1].tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -88,10 +92,14 @@ def test_cases_the_loops_leave_to_numpy(case):
     elif case == "int_logits":
         x = (x * 3).astype(np.int64)
     assert loops.cross_entropy(x, labels) is None
+    assert loops.cross_entropy_and_grad(1.0, x, labels) is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                # inf - inf: NumPy's own warning
         _same(_ce_forward(x, labels), _ce_loss_numpy(x, labels))
         _same(_ce_grad_forward(1.0, x, labels), _ce_grad_numpy(x, labels, 1.0))
+        loss, grad = cross_entropy_and_grad(1.0, x, labels)
+        _same(loss, _ce_loss_numpy(x, labels))
+        _same(grad, _ce_grad_numpy(x, labels, 1.0))
 
 
 def test_out_of_range_labels_raise_numpys_index_error():
@@ -126,6 +134,39 @@ def test_static_plan_uses_the_loops_and_agrees_with_eager(rng):
     np.testing.assert_array_equal(grad, _ce_grad_numpy(x, labels, 1.0))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_static_plan_computes_the_loss_and_its_gradient_in_one_pass(dtype, rng):
+    """The ``lower`` pass pairs a cross_entropy with its gradient (one call, two projections):
+    the same bits as the plan without it, and as eager."""
+    x = rng.standard_normal((128, 10)).astype(dtype)
+    labels = rng.integers(0, 10, 128)
+
+    def loss(z, y):
+        return fg.cross_entropy(z, y)
+
+    paired = fg.function(fg.value_and_grad(loss))
+    plain = fg.function(fg.value_and_grad(loss), disable=("lower",))
+    assert "cross_entropy and its gradient in one pass" in paired.explain(x, labels)
+    assert "one pass" not in plain.explain(x, labels)
+    (v1, g1), (v2, g2) = paired(x, labels), plain(x, labels)
+    t = fg.tensor(x, requires_grad=True)
+    ev = fg.cross_entropy(t, labels)
+    ev.backward()
+    assert v1 == v2 == ev.item()
+    assert g1.tobytes() == g2.tobytes() == t.grad.data.tobytes()
+
+
+def test_a_seed_computed_from_the_loss_is_not_paired(rng):
+    """d/dz exp(loss): the gradient's seed depends on the loss, so the two stay separate."""
+    x = rng.standard_normal((8, 4))
+    labels = rng.integers(0, 4, 8)
+    f = fg.function(fg.grad(lambda z: fg.exp(fg.cross_entropy(z, labels))))
+    assert "one pass" not in f.explain(x)
+    t = fg.tensor(x, requires_grad=True)
+    fg.exp(fg.cross_entropy(t, labels)).backward()
+    np.testing.assert_allclose(f(x), t.grad.data, rtol=1e-14)
+
+
 @pytest.mark.parametrize("g", [1e300, np.nan, np.inf, np.array([1.0]), "1.0"], ids=repr)
 def test_seeds_the_loops_leave_to_numpy(g):
     """A seed that overflows float32, is not finite, or is not a real scalar: NumPy's path
@@ -133,6 +174,7 @@ def test_seeds_the_loops_leave_to_numpy(g):
     x = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
     labels = np.array([0, 1, 2, 0])
     assert loops.cross_entropy_grad(g, x, labels) is None
+    assert loops.cross_entropy_and_grad(g, x, labels) is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

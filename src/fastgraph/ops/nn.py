@@ -137,6 +137,17 @@ def _ce_grad_forward(g, logits, labels):
     return _ce_grad_numpy(np.asarray(logits), np.asarray(labels), g)
 
 
+def cross_entropy_and_grad(g, logits, labels):
+    """``(cross_entropy(logits, labels), cross_entropy_grad(g, logits, labels))`` as plain
+    values, from one C pass where it applies (the softmax's parts once; TensorFlow's
+    ``softmax_cross_entropy_with_logits`` returns both likewise), else each on its own -- the
+    same bits either way.  A static plan computing both runs this (the ``lower`` pass)."""
+    both = _loops.cross_entropy_and_grad(g, logits, labels)
+    if both is not None:
+        return both
+    return _ce_forward(logits, labels), _ce_grad_forward(g, logits, labels)
+
+
 def _ce_grad_vjp_logits(u, ans, g, x, labels):
     # d/dx <u, (softmax(x) - onehot) g / N> = s * (w - sum(w * s)) with w = u g / N, s = softmax(x)
     inv_n = F.size_ratio(F.sum(x, axis=0), x)        # 1 / N in x's dtype, N known at run time

@@ -292,7 +292,8 @@ class Plan:
             elif p.kind in ("op",):
                 desc = f"{p.op.name}({ins})"
             elif p.kind == "call":
-                desc = f"{getattr(p.fn, 'name', 'call')}({ins})" + (f" [{p.note}]" if p.note else "")
+                fname = getattr(p.fn, "name", None) or getattr(p.fn, "__name__", "call")
+                desc = f"{fname}({ins})" + (f" [{p.note}]" if p.note else "")
             elif p.kind == "assign":
                 desc = f"assign {p.node.value.name} <- {p.inputs[0].name}"
             else:
@@ -313,6 +314,8 @@ LARGE_BYTES = 1 << 20
 
 def _large_allocations(order) -> bool:
     for p in order:
+        if p.kind == "call" and p.n_outputs > 1:
+            continue            # its projections carry the outputs' shapes
         if p.kind in ("op", "call", "proj") and p.buf < 0:
             if not known(p.shape):
                 return True
