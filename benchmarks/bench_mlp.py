@@ -111,7 +111,10 @@ GEMMs' share moves with the load on this shared VM), the rest being the plan's ~
 (each paying ~5-10 us for cold caches after a GEMM), the W1 update (a pass over 2.4 MB) and
 the call itself.  After the bias gradients became one C pass (6.5 -> 2.4 us each) and the
 call lost ~7 us, three runs at 2 threads: ``@fg.function`` 0.843, 0.904, 0.946x (per-round
-0.904, 0.953, 0.947), static 0.847, 0.881, 0.928x; at one thread 0.974 and 0.942x.
+0.904, 0.953, 0.947), static 0.847, 0.881, 0.928x; at one thread 0.974 and 0.942x.  With the
+cross-entropy's loss and gradient from one pass (10.5 -> 6.3 us), two more: ``@fg.function``
+0.893 and 0.934x (per-round 0.922, 0.931), static 0.938 and 0.913x.  Moving each in-place
+update right after its gradient's product (cache locality) made no measurable difference.
 
 Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
 """
