@@ -35,6 +35,15 @@ Re-measured 2026-12-01 after the float64 tanh/sigmoid loops were written with AV
 (three runs, 2 threads, n = 10,000,000): forward fastgraph 23.8-26.1 ms median, 1.38, 1.43 and
 1.61x the floor (target 1.5x), 0.39x TF XLA and 0.45x JAX jit; forward+grad 1.39-1.65x the floor.
 
+Re-measured 2026-12-01 (later, four runs): forward 24.2-30.1 ms, 1.42, 1.48, 1.57, 1.43x the
+floor (the floor 16.4-21.2 ms: the streaming probe gains more from a quiet machine than the
+compute-bound kernel does), 0.30-0.38x TF XLA; forward+grad 38-54 ms, 1.41-1.93x its floor,
+after the reductions' sums went from 4 dependent chains to 16 accumulators (sum(x*x) over 10M:
+5.4 -> 3.8 ms at 2 threads).  perf on the forward at one thread: tanh 17%, sigmoid 21%, the
+four arithmetic passes 17% (mostly the first, which reads a, b and c from memory); 70% of the
+tanh loop's samples wait on its one division -- the chain of ~60 cycles per 4 lanes, more
+than the out-of-order window covers, not the divider's throughput.
+
 Where the forward time goes: the kernel is compute-bound, not memory-bound. In cache, one thread
 spends ~5.7 ns/element (tanh ~1.5, sigmoid ~2.3, the four multiply/fma passes ~1.7), so two
 threads need ~28 ms for 10M elements against a ~18-20 ms floor; prefetching the next block's
