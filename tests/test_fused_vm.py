@@ -696,6 +696,24 @@ def test_general_path_geometry_cache(kind, reduce):
         assert not cached._geo
 
 
+def test_general_path_geometry_cache_still_checks_each_call():
+    """A cached signature does not skip the checks that depend on the arrays themselves."""
+    x, y = Expr.input(0), Expr.input(1)
+    k = compile_kernel([Expr.op("multiply", x, y)], reduce=("sum", (1,), False))
+    a, b = np.arange(12.0).reshape(3, 4), np.ones((3, 4))
+    out = np.empty(3)
+    k(a, b, out=out)
+    ro = np.empty(3)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        k(a, b, out=ro)
+    buf = np.arange(12.0)
+    want = (buf.reshape(3, 4) * b).sum(1)
+    got = k(buf.reshape(3, 4), b, out=buf[:3])   # the reduced output overlaps the input
+    np.testing.assert_array_equal(got, want)     # computed from the input's values before
+    np.testing.assert_array_equal(k(a, b, out=out), (a * b).sum(1))
+
+
 def test_general_path_geometry_cache_keys_on_signature():
     x, y = Expr.input(0), Expr.input(1)
     k = compile_kernel([Expr.op("multiply", x, y)], reduce=("sum", (1,), False))

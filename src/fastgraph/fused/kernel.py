@@ -41,14 +41,19 @@ _MISS = object()
 class _Geometry:
     """What ``FusedKernel.__call__``'s general path derives from the operands' shapes, strides
     and dtypes alone (see ``_geometry_key``), kept so a repeated call skips it."""
-    __slots__ = ("dt", "conv", "shape", "red_shape", "red_out", "cin", "cout", "cshape", "R",
-                 "red_codes", "same")
+    __slots__ = ("dt", "f64", "conv", "shape", "red_shape", "out_shapes", "red_out", "cin",
+                 "cout", "cshape", "R", "red_codes", "no_defer", "same")
 
     def __init__(self, dt, conv, shape, red_shape, red_out, cin, cout, cshape, R, red_codes,
                  same):
         self.dt, self.conv, self.shape, self.red_shape = dt, conv, shape, red_shape
+        self.f64 = dt == np.float64
+        self.out_shapes = [red_shape if r else shape for r in red_out]
         self.red_out, self.cin, self.cout, self.cshape = red_out, cin, cout, cshape
-        self.R, self.red_codes, self.same = R, red_codes, same
+        self.R, self.same = R, same
+        # (Program.run takes these as C int arrays: made once here, not per call)
+        self.red_codes = np.array(red_codes, dtype=np.intc)
+        self.no_defer = np.zeros(len(red_out), dtype=np.intc)
 
 
 def _geometry_key(inputs, out, dtype):
@@ -722,19 +727,27 @@ class FusedKernel:
                 if not a.flags.aligned:
                     return _MISS
             arrs.append(a)
-        outs = self._outputs(out, geo.shape, geo.red_shape, dt)
-        defer = [0] * self.nout
-        if out is not None:
+        defer = geo.no_defer
+        if out is None:
+            outs = [np.empty(s, dtype=dt) for s in geo.out_shapes]
+        else:
+            # (the signature fixed their number, shapes, strides and dtypes; the first call
+            # with it checked them)
+            outs = [out] if type(out) is np.ndarray else list(out)
             for k, o in enumerate(outs):
+                if not o.flags.writeable:
+                    return _MISS            # the full path raises the error
                 for i, a in enumerate(arrs):
                     if np.may_share_memory(o, a):
                         if not (geo.same[k][i] and a.__array_interface__["data"][0]
                                 == o.__array_interface__["data"][0]):
                             return _MISS
+                        if defer is geo.no_defer:
+                            defer = geo.no_defer.copy()
                         defer[k] = 1
         red_out = geo.red_out
         self._prog.run(
-            dt == np.float64, arrs, geo.cin,
+            geo.f64, arrs, geo.cin,
             [o.reshape(-1) if red_out[k] else o for k, o in enumerate(outs)],
             geo.cout, geo.cshape, geo.R, geo.red_codes, defer, _threads(num_threads),
             self.block, self.threshold, self._stream)
