@@ -110,3 +110,62 @@ def test_bias_relu_and_mask_fuse(dtype):
     tol = dict(rtol=1e-12, atol=1e-13) if dtype == np.float64 else dict(rtol=5e-6, atol=5e-6)
     for a, b in zip(got, ref):     # the VM's tanh may differ from NumPy's in the last bit
         np.testing.assert_allclose(a, b, **tol)
+
+
+class _NoGeneralPath:
+    def __init__(self, k):
+        self.k, self.name = k, k.name
+
+    def __call__(self, *args, **kwargs):
+        raise AssertionError("the general path ran")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numpy_scalar_operands_take_the_c_path(dtype, rng):
+    """A plan feeds 0-d values (a learning rate, a loss scale) as NumPy scalars: in an ``S``
+    slot they run on the C path, as 0-d arrays of their own dtype, with NumPy's values."""
+    x, s = Expr.input(0), Expr.input(1)
+    k = compile_kernel([Expr.op("subtract", x, Expr.op("multiply", s, x))])
+    f = k.broadcast_call((7, 10), 10, "FS")
+    f.k = _NoGeneralPath(k)
+    a = rng.standard_normal((7, 10)).astype(dtype)
+    scalar = dtype(0.3)
+    np.testing.assert_array_equal(f(a, scalar), a - scalar * a)
+    out = np.empty_like(a)
+    assert f(a, scalar, out=out) is out
+    np.testing.assert_array_equal(out, a - scalar * a)
+
+
+def test_numpy_scalar_of_another_dtype_still_promotes():
+    """A float64 scalar with float32 arrays is no ``S`` operand of the C path's one dtype: the
+    general path computes it, promoting as NumPy does."""
+    x, s = Expr.input(0), Expr.input(1)
+    k = compile_kernel([Expr.op("multiply", s, x)])
+    f = k.broadcast_call((3, 4), 4, "FS")
+    a = np.ones((3, 4), np.float32)
+    got = f(a, np.float64(0.1))
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, np.float64(0.1) * a)
+
+
+def test_training_step_with_a_scalar_feed_runs_its_updates_on_the_c_path(monkeypatch):
+    """TF1 style: a placeholder learning-rate scale, one update kernel per variable."""
+    from fastgraph.fused import kernel as K
+    g = fg.Graph()
+    with g.as_default():
+        scale = fg.placeholder(fg.float64, ())
+        variables = [fg.Variable(np.full(i + 2, 1.5)) for i in range(3)]
+        loss = fg.sum(variables[0] * variables[0])
+        for v in variables[1:]:
+            loss = loss + fg.sum(v * v)
+        train = fg.train.GradientDescentOptimizer(0.1).minimize(loss * scale)
+        sess = fg.Session(g)
+        sess.run(fg.global_variables_initializer())
+        sess.run(train, {scale: 1.0})           # compiles
+        monkeypatch.setattr(K.FusedKernel, "__call__", _NoGeneralPath.__call__)
+        sess.run(train, {scale: 0.5})
+        got = sess.run(variables)
+    want = 1.5 - 0.1 * (2 * 1.5 * 1.0)
+    want = want - 0.1 * (2 * want * 0.5)
+    for v in got:
+        np.testing.assert_allclose(v, want, rtol=1e-15)
