@@ -696,6 +696,22 @@ def test_general_path_geometry_cache(kind, reduce):
         assert not cached._geo
 
 
+def test_general_path_geometry_cache_takes_numpy_scalars():
+    """A plan's 0-d feeds arrive as NumPy scalars: cached like the 0-d arrays they become."""
+    x, s = Expr.input(0), Expr.input(1)
+    k = compile_kernel([Expr.op("multiply", x, s)], reduce=("sum", None, False))
+    a = np.arange(12.0).reshape(3, 4)
+    for v in (np.float64(0.5), np.float64(-2.0), np.array(3.0)):
+        np.testing.assert_array_equal(k(a, v), (a * v).sum())
+    assert len(k._geo) == 1
+    np.testing.assert_array_equal(k(a.astype(np.float32), np.float32(2.0)),
+                                  (a.astype(np.float32) * np.float32(2.0)).sum(dtype=np.float64)
+                                  .astype(np.float32))
+    assert len(k._geo) == 2
+    assert k(a, 2.0) == (a * 2.0).sum()          # a Python float: not cached (weak scalar)
+    assert len(k._geo) == 2
+
+
 def test_general_path_geometry_cache_still_checks_each_call():
     """A cached signature does not skip the checks that depend on the arrays themselves."""
     x, y = Expr.input(0), Expr.input(1)

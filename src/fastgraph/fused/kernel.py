@@ -57,10 +57,11 @@ class _Geometry:
 
 
 def _geometry_key(inputs, out, dtype):
-    """The operand signature a cached geometry is valid for: every input and output an ndarray,
-    by shape, strides and dtype (``None``: not cacheable -- scalars, lists, other types)."""
+    """The operand signature a cached geometry is valid for: every input an ndarray or a NumPy
+    scalar (as the 0-d array it becomes), every output an ndarray, by shape, strides and dtype
+    (``None``: not cacheable -- Python scalars, which promote weakly, lists, other types)."""
     for x in inputs:
-        if type(x) is not np.ndarray:
+        if type(x) is not np.ndarray and not isinstance(x, np.generic):
             return None
     if out is None:
         outsig = None
@@ -72,7 +73,8 @@ def _geometry_key(inputs, out, dtype):
             if type(o) is not np.ndarray:
                 return None
         outsig = tuple([(o.shape, o.strides, o.dtype) for o in outs])
-    return (dtype, tuple([(x.shape, x.strides, x.dtype) for x in inputs]), outsig)
+    return (dtype, tuple([(x.shape, x.strides if type(x) is np.ndarray else (), x.dtype)
+                          for x in inputs]), outsig)
 _MODES = {"c": 0, "vec": 1, "ufunc": 2}
 _STRATEGIES = ("auto", "libm", "vec", "ufunc")
 _RED_CODES = {None: 0, "sum": 1, "mean": 2, "max": 3, "min": 4}
@@ -718,6 +720,8 @@ class FusedKernel:
         dt = geo.dt
         arrs = []
         for i, a in enumerate(inputs):
+            if type(a) is not np.ndarray:
+                a = np.asarray(a)           # a NumPy scalar: its 0-d array
             kind = geo.conv[i]
             if kind == _COPY:
                 a = np.array(a, dtype=dt, order="C", copy=True)
