@@ -571,3 +571,32 @@ def test_runs_threaded_blas_sees_every_blas_op():
     for name in ("exp", "einsum"):           # np.einsum without optimize= runs no BLAS
         assert not fuse_mod._runs_threaded_blas(
             [PNode("op", None, REGISTRY[name], [], {}, (3, 3), m.dtype, name=name)])
+
+
+@pytest.mark.parametrize("opt", ["momentum", "adam"])
+def test_slot_variable_terms_join_their_update_kernel(opt, rng):
+    """``beta1 * m`` reads only a constant and a variable, so it comes first in the order; it is
+    computed inside the kernel that reads it (one pass over ``m``), not as a step of its own."""
+    def build(disable):
+        g = fg.Graph()
+        with g.as_default():
+            x = fg.placeholder(np.float64, (16, 8))
+            w = fg.Variable(np.linspace(-1, 1, 8 * 4).reshape(8, 4))
+            loss = fg.sum(fg.tanh(fg.matmul(x, w)))
+            o = (fg.train.MomentumOptimizer(0.1, 0.9) if opt == "momentum"
+                 else fg.train.AdamOptimizer(0.01))
+            train = o.minimize(loss)
+            sess = fg.Session(g, disable=disable)
+            sess.run(fg.global_variables_initializer())
+        return sess, train, w, x
+    xv = rng.standard_normal((16, 8))
+    fused, t1, w1, x1 = build(())
+    plain, t2, w2, x2 = build(("fuse",))
+    for _ in range(3):
+        fused.run(t1, {x1: xv})
+        plain.run(t2, {x2: xv})
+    np.testing.assert_allclose(fused.run(w1), plain.run(w2), rtol=1e-13)
+    plan = fused.explain(t1, {x1: xv}).split("[plan]")[1]
+    standalone = [line for line in plan.splitlines()          # e.g. "multiply(Const_2, .../m)"
+                  if re.search(r"= multiply\(Const_\d+, ", line)]
+    assert not standalone, standalone

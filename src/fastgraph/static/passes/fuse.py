@@ -167,13 +167,25 @@ def _trailing(axes, nd) -> bool:
     return tuple(axes) == tuple(range(nd - len(axes), nd))
 
 
+_SOURCES = ("const", "feed", "var")
+
+
 def _sinks(order, outputs, vm) -> set:
-    """Ids of comparisons computed where they are used: a comparison read by exactly one
-    elementwise op of its shape (ReLU's gradient mask ``greater(relu(x), 0)`` read by the
-    backward ``multiply``) joins that op's region rather than the region of its inputs.  Computed
-    in the forward kernel it would leave it as a 0/1 output plus a cast to bool (two extra
-    passes); recomputed in the backward kernel it costs one compare on data read anyway."""
-    cmps = [p for p in order if p.kind == "op" and p.op.name in _CMP]
+    """Ids of steps computed where they are used, each read by exactly one elementwise op of its
+    shape and dtype, which it joins the region of:
+
+    * comparisons: ReLU's gradient mask ``greater(relu(x), 0)``, read by the backward
+      ``multiply``, joins that op's region rather than the region of its inputs.  Computed in the
+      forward kernel it would leave it as a 0/1 output plus a cast to bool (two extra passes);
+      recomputed in the backward kernel it costs one compare on data read anyway;
+    * elementwise ops of constants, feeds and variables only (an optimizer's ``beta1 * m``): they
+      depend on no region, so they come first in the order and the convexity rule keeps them
+      out of their consumer's region (which depends on later ones): left alone each would be
+      one more pass over the slot variable, into a buffer, and the update could not be
+      written into the variable in place."""
+    cmps = [p for p in order if p.kind == "op" and (
+        p.op.name in _CMP or (p.op.name not in _TRANSPARENT and p.inputs
+                              and all(q.kind in _SOURCES for q in p.inputs)))]
     if not cmps:
         return set()        # the common case: no users map to build
     users = users_of(order)
