@@ -139,3 +139,55 @@ def test_training_is_identical_fused_unfused_and_across_threads():
         assert losses == l0
         np.testing.assert_array_equal(w, w0)
         np.testing.assert_array_equal(b, b0)
+
+
+def _adam(disable, rng, steps=4):
+    x = rng.standard_normal((16, 6)).astype(np.float32)
+    y = rng.integers(0, 3, 16)
+    w0 = rng.standard_normal((6, 3)).astype(np.float32)
+    g = fg.Graph()
+    with g.as_default():
+        xp = fg.placeholder(np.float32, (None, 6))
+        yp = fg.placeholder(np.int64, (None,))
+        w = fg.Variable(w0)
+        loss = fg.cross_entropy(fg.matmul(xp, w), yp)
+        train = fg.train.AdamOptimizer(0.05).minimize(loss)
+        sess = fg.Session(g, disable=disable)
+        sess.run(fg.global_variables_initializer())
+        feed = {xp: x, yp: y}
+        losses = [sess.run([train, loss], feed)[1] for _ in range(steps)]
+        return losses, sess.run(w), sess.explain([train, loss], feed)
+
+
+def test_chained_updates_go_in_place_and_a_read_one_stays():
+    """Adam: the variable's update reads the new ``m`` and ``v`` through their assigns -- all
+    three are written in place, in order -- while the step counter's ``step + 1``, read by
+    ``beta ** step``, is left as a new value."""
+    l1, w1, text = _adam((), np.random.default_rng(5))
+    l2, w2, plain = _adam(("inplace",), np.random.default_rng(5))
+    assert l1 == l2
+    np.testing.assert_array_equal(w1, w2)
+    assert "in place into Adam/Variable/m" in text and "in place into Adam/Variable/v" in text
+    assert "in place into Variable\n" in text
+    assert "in place into Adam/step" not in text
+    assert "in place" not in plain.split("[plan]")[1]
+
+
+def test_an_update_whose_new_value_another_step_reads_is_not_in_place():
+    """``s <- s + 1`` read by ``w <- w * s``'s factor ``2 ** s`` (not an update): ``s`` keeps a
+    new array; ``w``'s update, whose only reader is its assign, still goes in place."""
+    g = fg.Graph()
+    with g.as_default():
+        s = fg.Variable(np.zeros(()))
+        w = fg.Variable(np.ones(3))
+        s_new = s.assign(s + 1.0)
+        factor = fg.power(2.0, s_new)
+        step = fg.group(s_new, w.assign(w * factor))
+        sess = fg.Session(g)
+        sess.run(fg.global_variables_initializer())
+        sess.run(step)
+        sess.run(step)
+        text = sess.explain(step)
+        np.testing.assert_array_equal(sess.run(w), np.full(3, 8.0))    # 1 * 2 * 4
+        assert sess.run(s) == 2.0
+        assert "in place into Variable_1\n" in text and "in place into Variable\n" not in text

@@ -9,7 +9,11 @@ commit then installs.  Saves an allocation and a stream of fresh memory per upda
 * the store's arrays are private: commits copy every value that may alias anything the caller
   holds (feeds, constants, fetched results) -- see ``executor._commit_converter``;
 * nothing reads ``v`` (or a view of it) after the update: the update steps move to the end of
-  the plan, after every other step; ``v`` and its views must not be fetched or committed;
+  the plan, after every other step; ``v`` and its views must not be fetched or committed.  An
+  update may read another's *new* value through that one's assign (Adam's variable update
+  reads the new ``m`` and ``v``): both move, in their order; an update whose new value a step
+  other than an update, an assign or a group reads (Adam's step counter, read by
+  ``beta ** step``) stays where it is, as a new array (``_drop_read_updates``);
 * all-or-nothing: only updates, assigns and groups follow them, so no error can come after the
   first in-place write; only one assign per variable in the plan.
 """
@@ -40,6 +44,32 @@ def _views(var, order, users) -> list:
                 out.append(u)
         k += 1
     return out
+
+
+def _drop_read_updates(cands, order, users) -> list:
+    """The candidates whose every dependent (transitively) is an assign, a group or another
+    remaining candidate: those can all move to the end of the plan.  Adam's step counter
+    ``step + 1`` is read by ``beta1 ** step``, so it stays where it is -- and the updates of
+    ``m``, ``v`` and the variable, which read one another only through their assigns, still go
+    in place.  Linear per round (a reverse sweep); a round only drops candidates, and one whose
+    update fed a dropped one goes in the next round."""
+    while cands:
+        moved = {id(v) for v, _ in cands}
+        blocked: dict = {}      # id -> some step at or after it may not follow the updates
+        for p in reversed(order):
+            b = id(p) not in moved and p.kind not in ("assign", "group")
+            if not b:
+                for u in users.get(id(p), ()):
+                    if blocked[id(u)]:
+                        b = True
+                        break
+            blocked[id(p)] = b
+        keep = [(v, var) for v, var in cands
+                if not any(blocked[id(u)] for u in users.get(id(v), ()))]
+        if len(keep) == len(cands):
+            return keep
+        cands = keep
+    return cands
 
 
 def inplace(ir, ctx) -> None:
@@ -76,9 +106,10 @@ def inplace(ir, ctx) -> None:
     for v, var, views in cands:
         if not any(c is not v for w in views for c in readers.get(id(w), ())):
             final.append((v, var))
-    cands = final
+    cands = _drop_read_updates(final, order, users)
     if not cands:
-        ctx.note("inplace", "0 update(s) in place")
+        ctx.note("inplace", "0 update(s) in place" if not final else
+                 "0 update(s) in place (the updates are read by other steps)")
         return
     # the updates and everything after them: only assigns and groups may follow them
     moved = {id(v) for v, _ in cands}
