@@ -600,3 +600,26 @@ def test_slot_variable_terms_join_their_update_kernel(opt, rng):
     standalone = [line for line in plan.splitlines()          # e.g. "multiply(Const_2, .../m)"
                   if re.search(r"= multiply\(Const_\d+, ", line)]
     assert not standalone, standalone
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (128, 256), (70, 1000)])
+def test_a_folded_uniform_constant_is_a_kernel_constant(shape, rng):
+    """The MSE's gradient folds its seed ``2 / N`` into a constant of the input's shape; the
+    kernel takes that one value as a constant rather than reading an array of it (one input
+    stream less), at every size up to ``SPLAT_CHECK_MAX``."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    t = rng.standard_normal(shape).astype(np.float32)
+    g = fg.grad(lambda a, b: fg.mean(fg.square(a - b)))
+    fused, plain = fg.function(g), fg.function(g, disable=("fuse",))
+    assert fused(x, t).tobytes() == plain(x, t).tobytes()
+    assert "fused_0(arg0, arg1)" in fused.explain(x, t)
+
+
+def test_splat_detection():
+    splat = fuse_mod._splat
+    assert splat(np.full((300, 300), 0.25))
+    assert splat(np.broadcast_to(np.float32(2.0), (10**7,)))
+    assert not splat(np.arange(10.0))
+    assert not splat(np.array([0.0, -0.0]))         # different bits
+    assert splat(np.full(7, np.nan))
+    assert not splat(np.full(fuse_mod.SPLAT_CHECK_MAX + 1, 1.0, np.float32))   # not checked

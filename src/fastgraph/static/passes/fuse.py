@@ -690,15 +690,24 @@ def fuse(ir, ctx) -> None:
                      f"kernel(s) replacing {n_ops_total} op(s)")
 
 
+#: constants up to this many elements are checked for holding one value (a vectorised compare
+#: of their bits, once per compile: ~1 ms at the limit)
+SPLAT_CHECK_MAX = 1 << 22
+
+
 def _splat(v) -> bool:
-    """A constant array holding one real value everywhere (a broadcast, or a small array of
-    bit-identical entries, like a folded gradient seed): the kernel takes the value as a
-    constant (the region's shape, set by its other operands, is unchanged)."""
+    """A constant array holding one real value everywhere (a broadcast, or an array of
+    bit-identical entries, like a folded gradient seed ``2 / N`` of the MSE's shape): the kernel
+    takes the value as a constant (the region's shape, set by its other operands, is
+    unchanged) instead of reading an array of it."""
     if not isinstance(v, np.ndarray) or v.size == 0 or v.dtype.kind not in "biuf":
         return False
     if all(st == 0 for st in v.strides):
         return True
-    return v.size <= 4096 and v.tobytes() == np.full(v.shape, v.flat[0], v.dtype).tobytes()
+    if v.size > SPLAT_CHECK_MAX or v.dtype.itemsize not in (1, 2, 4, 8):
+        return False
+    bits = np.ascontiguousarray(v).reshape(-1).view(f"u{v.dtype.itemsize}")
+    return bool((bits == bits[0]).all())
 
 
 def _is_const(e, v) -> bool:
