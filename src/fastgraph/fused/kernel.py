@@ -851,17 +851,15 @@ class BroadcastCall:
     def __call__(self, *inputs, out=None, dtype=None):
         if dtype is None or (inputs and type(inputs[0]) is np.ndarray
                              and inputs[0].dtype == dtype):
-            res = self._c(inputs, out, self.shape, self.cols, self.modes, None)
-            if res is not None:
-                return res
+            ins = inputs
             # a plan feeds 0-d values as NumPy scalars (a learning rate, a loss scale): as 0-d
             # arrays of their own dtype they take the C path too (else ~30 us more per call)
-            if self._scalars and any(isinstance(inputs[i], np.generic) for i in self._scalars):
-                ins = list(inputs)
-                for i in self._scalars:
-                    if isinstance(ins[i], np.generic):
-                        ins[i] = np.asarray(ins[i])
-                res = self._c(tuple(ins), out, self.shape, self.cols, self.modes, None)
-                if res is not None:
-                    return res
+            for i in self._scalars:
+                if isinstance(inputs[i], np.generic):
+                    ins = tuple([np.asarray(x) if isinstance(x, np.generic) else x
+                                 for x in inputs])
+                    break
+            res = self._c(ins, out, self.shape, self.cols, self.modes, None)
+            if res is not None:
+                return res
         return self.k(*inputs, out=out, dtype=dtype)
