@@ -103,24 +103,31 @@ cdef extern from *:
         return 0;                                                                           \
     }
 
-    /* out = (exp(z) / s - onehot(lab)) * scale (work: NC + N elements) */
-    #define FG_XENT_GRAD(NAME, T, PARTS)                                                      \
-    static int NAME(const T *x, const npy_int64 *lab, npy_intp N, npy_intp C, T scale,      \
-                    T *work, fg_xent_loop_t exp_f, void *exp_d, T *out) {                   \
-        T *z = work, *s = z + N * C;                                                        \
-        if (PARTS(x, N, C, z, out, s, exp_f, exp_d)) return -1;                             \
+    /* e = exp(z) in place -> (e / s - onehot(lab)) * scale */
+    #define FG_XENT_GRAD_ROWS(NAME, T)                                                        \
+    static void NAME(T *out, const T *s, const npy_int64 *lab, npy_intp N, npy_intp C,      \
+                     T scale) {                                                             \
         for (npy_intp i = 0; i < N; i++) {                                                  \
             T *row = out + i * C;                                                           \
             for (npy_intp j = 0; j < C; j++) row[j] = row[j] / s[i];                        \
             row[lab[i]] = row[lab[i]] - 1;                                                  \
             for (npy_intp j = 0; j < C; j++) row[j] = row[j] * scale;                       \
         }                                                                                   \
+    }
+
+    /* out = (exp(z) / s - onehot(lab)) * scale (work: NC + N elements) */
+    #define FG_XENT_GRAD(NAME, T, PARTS, ROWS)                                                \
+    static int NAME(const T *x, const npy_int64 *lab, npy_intp N, npy_intp C, T scale,      \
+                    T *work, fg_xent_loop_t exp_f, void *exp_d, T *out) {                   \
+        T *z = work, *s = z + N * C;                                                        \
+        if (PARTS(x, N, C, z, out, s, exp_f, exp_d)) return -1;                             \
+        ROWS(out, s, lab, N, C, scale);                                                     \
         return 0;                                                                           \
     }
 
     /* the loss and the gradient together (a static plan computing both): the parts once, then
        each exactly as FG_XENT_LOSS and FG_XENT_GRAD compute it (work: NC + 3N elements) */
-    #define FG_XENT_BOTH(NAME, T, PARTS, PAIRWISE)                                            \
+    #define FG_XENT_BOTH(NAME, T, PARTS, PAIRWISE, ROWS)                                      \
     static int NAME(const T *x, const npy_int64 *lab, npy_intp N, npy_intp C, T scale,      \
                     T *work, fg_xent_loop_t exp_f, void *exp_d, fg_xent_loop_t log_f,       \
                     void *log_d, T *loss, T *out) {                                         \
@@ -129,12 +136,7 @@ cdef extern from *:
         fg_xent_call(log_f, log_d, s, lse, N, sizeof(T));                                   \
         for (npy_intp i = 0; i < N; i++) d[i] = lse[i] - z[i * C + lab[i]];                 \
         *loss = PAIRWISE(d, N) / (T)N;                                                      \
-        for (npy_intp i = 0; i < N; i++) {                                                  \
-            T *row = out + i * C;                                                           \
-            for (npy_intp j = 0; j < C; j++) row[j] = row[j] / s[i];                        \
-            row[lab[i]] = row[lab[i]] - 1;                                                  \
-            for (npy_intp j = 0; j < C; j++) row[j] = row[j] * scale;                       \
-        }                                                                                   \
+        ROWS(out, s, lab, N, C, scale);                                                     \
         return 0;                                                                           \
     }
 
@@ -167,10 +169,12 @@ cdef extern from *:
     FG_SOFTMAX_PARTS(fg_softmax_parts_d, double, fg_pairwise_d)
     FG_XENT_LOSS(fg_xent_loss_f, float, fg_softmax_parts_f, fg_pairwise_f)
     FG_XENT_LOSS(fg_xent_loss_d, double, fg_softmax_parts_d, fg_pairwise_d)
-    FG_XENT_GRAD(fg_xent_grad_f, float, fg_softmax_parts_f)
-    FG_XENT_GRAD(fg_xent_grad_d, double, fg_softmax_parts_d)
-    FG_XENT_BOTH(fg_xent_both_f, float, fg_softmax_parts_f, fg_pairwise_f)
-    FG_XENT_BOTH(fg_xent_both_d, double, fg_softmax_parts_d, fg_pairwise_d)
+    FG_XENT_GRAD_ROWS(fg_xent_rows_f, float)
+    FG_XENT_GRAD_ROWS(fg_xent_rows_d, double)
+    FG_XENT_GRAD(fg_xent_grad_f, float, fg_softmax_parts_f, fg_xent_rows_f)
+    FG_XENT_GRAD(fg_xent_grad_d, double, fg_softmax_parts_d, fg_xent_rows_d)
+    FG_XENT_BOTH(fg_xent_both_f, float, fg_softmax_parts_f, fg_pairwise_f, fg_xent_rows_f)
+    FG_XENT_BOTH(fg_xent_both_d, double, fg_softmax_parts_d, fg_pairwise_d, fg_xent_rows_d)
     FG_SOFTMAX(fg_softmax_f, float, fg_softmax_parts_f)
     FG_SOFTMAX(fg_softmax_d, double, fg_softmax_parts_d)
     FG_LOG_SOFTMAX(fg_log_softmax_f, float, fg_softmax_parts_f)
@@ -327,16 +331,9 @@ cdef inline bint _real_scalar(object g):
             and (<cnp.ndarray>g).dtype.kind in "fiu")
 
 
-def cross_entropy_grad(object g, object logits, object labels):
-    """``(softmax(logits) - onehot(labels)) * (g / N)`` as a new ``(N, C)`` array of the logits'
-    dtype, with ``g / N`` rounded as ``np.asarray(g, logits.dtype) / N`` rounds it; ``None``
-    where the loops do not apply (see the module docstring; ``g`` must be a real scalar).
-
-    >>> import numpy as np
-    >>> from fastgraph import _softmax
-    >>> _softmax.cross_entropy_grad(1.0, np.zeros((1, 4)), np.array([1]))
-    array([[ 0.25, -0.75,  0.25,  0.25]])
-    """
+cdef object _xent_grad(object g, object logits, object labels, bint with_loss):
+    """The gradient (and, ``with_loss``, the loss first) by the loops, or ``None`` where they do
+    not apply: the checks, the work buffer and the dtype dispatch of both entry points below."""
     cdef cnp.npy_intp N, C
     if not _real_scalar(g):
         return None
@@ -350,29 +347,56 @@ def cross_entropy_grad(object g, object logits, object labels):
     cdef const cnp.npy_int64* lp = <const cnp.npy_int64*>cnp.PyArray_DATA(lab)
     cdef size_t isz = 4 if t == cnp.NPY_FLOAT else 8
     cdef cnp.ndarray out = cnp.PyArray_EMPTY(2, cnp.PyArray_DIMS(x), t, 0)
-    cdef void* work = malloc((N * C + N) * isz)
+    cdef void* work = malloc((N * C + (3 * N if with_loss else N)) * isz)
     if work == NULL:
         return None
     cdef int rc
-    cdef float sf
-    cdef double sd
+    cdef float sf, rf = 0
+    cdef double sd, rd = 0
     feclearexcept(_FAIL_FLAGS | FE_UNDERFLOW)
     with nogil:
         if t == cnp.NPY_FLOAT:
             sf = <float>gd      # an overflowing cast raises FE_OVERFLOW: NumPy's path warns
             sf = sf / <float>N
-            rc = fg_xent_grad_f(<const float*>cnp.PyArray_DATA(x), lp, N, C, sf,
-                                <float*>work, <fg_xent_loop_t>_exp_f, _exp_fd,
-                                <float*>cnp.PyArray_DATA(out))
+            if with_loss:
+                rc = fg_xent_both_f(<const float*>cnp.PyArray_DATA(x), lp, N, C, sf,
+                                    <float*>work, <fg_xent_loop_t>_exp_f, _exp_fd,
+                                    <fg_xent_loop_t>_log_f, _log_fd, &rf,
+                                    <float*>cnp.PyArray_DATA(out))
+            else:
+                rc = fg_xent_grad_f(<const float*>cnp.PyArray_DATA(x), lp, N, C, sf,
+                                    <float*>work, <fg_xent_loop_t>_exp_f, _exp_fd,
+                                    <float*>cnp.PyArray_DATA(out))
         else:
             sd = gd / <double>N
-            rc = fg_xent_grad_d(<const double*>cnp.PyArray_DATA(x), lp, N, C, sd,
-                                <double*>work, <fg_xent_loop_t>_exp_d, _exp_dd,
-                                <double*>cnp.PyArray_DATA(out))
+            if with_loss:
+                rc = fg_xent_both_d(<const double*>cnp.PyArray_DATA(x), lp, N, C, sd,
+                                    <double*>work, <fg_xent_loop_t>_exp_d, _exp_dd,
+                                    <fg_xent_loop_t>_log_d, _log_dd, &rd,
+                                    <double*>cnp.PyArray_DATA(out))
+            else:
+                rc = fg_xent_grad_d(<const double*>cnp.PyArray_DATA(x), lp, N, C, sd,
+                                    <double*>work, <fg_xent_loop_t>_exp_d, _exp_dd,
+                                    <double*>cnp.PyArray_DATA(out))
     free(work)
     if rc != 0 or not _flags_ok():
         return None
-    return out
+    if not with_loss:
+        return out
+    return (_f32(rf) if t == cnp.NPY_FLOAT else _f64(rd)), out
+
+
+def cross_entropy_grad(object g, object logits, object labels):
+    """``(softmax(logits) - onehot(labels)) * (g / N)`` as a new ``(N, C)`` array of the logits'
+    dtype, with ``g / N`` rounded as ``np.asarray(g, logits.dtype) / N`` rounds it; ``None``
+    where the loops do not apply (see the module docstring; ``g`` must be a real scalar).
+
+    >>> import numpy as np
+    >>> from fastgraph import _softmax
+    >>> _softmax.cross_entropy_grad(1.0, np.zeros((1, 4)), np.array([1]))
+    array([[ 0.25, -0.75,  0.25,  0.25]])
+    """
+    return _xent_grad(g, logits, labels, False)
 
 
 def cross_entropy_and_grad(object g, object logits, object labels):
@@ -386,43 +410,7 @@ def cross_entropy_and_grad(object g, object logits, object labels):
     >>> float(loss), grad.tolist()
     (1.3862943611198906, [[0.25, -0.75, 0.25, 0.25]])
     """
-    cdef cnp.npy_intp N, C
-    if not _real_scalar(g):
-        return None
-    cdef int t = _operands(logits, labels, &N, &C)
-    if t < 0:
-        return None
-    cdef double gd = float(g)
-    if not isfinite(gd):
-        return None
-    cdef cnp.ndarray x = <cnp.ndarray>logits, lab = <cnp.ndarray>labels
-    cdef const cnp.npy_int64* lp = <const cnp.npy_int64*>cnp.PyArray_DATA(lab)
-    cdef size_t isz = 4 if t == cnp.NPY_FLOAT else 8
-    cdef cnp.ndarray out = cnp.PyArray_EMPTY(2, cnp.PyArray_DIMS(x), t, 0)
-    cdef void* work = malloc((N * C + 3 * N) * isz)
-    if work == NULL:
-        return None
-    cdef int rc
-    cdef float sf, rf = 0
-    cdef double sd, rd = 0
-    feclearexcept(_FAIL_FLAGS | FE_UNDERFLOW)
-    with nogil:
-        if t == cnp.NPY_FLOAT:
-            sf = <float>gd
-            sf = sf / <float>N
-            rc = fg_xent_both_f(<const float*>cnp.PyArray_DATA(x), lp, N, C, sf, <float*>work,
-                                <fg_xent_loop_t>_exp_f, _exp_fd, <fg_xent_loop_t>_log_f,
-                                _log_fd, &rf, <float*>cnp.PyArray_DATA(out))
-        else:
-            sd = gd / <double>N
-            rc = fg_xent_both_d(<const double*>cnp.PyArray_DATA(x), lp, N, C, sd,
-                                <double*>work, <fg_xent_loop_t>_exp_d, _exp_dd,
-                                <fg_xent_loop_t>_log_d, _log_dd, &rd,
-                                <double*>cnp.PyArray_DATA(out))
-    free(work)
-    if rc != 0 or not _flags_ok():
-        return None
-    return (_f32(rf) if t == cnp.NPY_FLOAT else _f64(rd)), out
+    return _xent_grad(g, logits, labels, True)
 
 
 cdef object _along_rows(object x, object axis, fg_rows_f_t loop_f, fg_rows_d_t loop_d):
