@@ -297,14 +297,18 @@ cdef extern from *:
        ~5-10% (sigmoid) faster in cache (measured 1.07 vs 1.30-1.43 ns/element for tanh).
        tanh works on h = r / 2 (the range reduction of |x| rather than of 2|x|, exactly r / 2),
        with the polynomial's coefficients scaled by powers of two to match, so the numerator
-       (S - 1) D' + 2 S h (D' = D / 2) is one FMA with an exact product.  Max error 2.4 ulp
+       (S - 1) D' + 2 S h (D' = D / 2) is one FMA with an exact product.  Both loops are
+       latency-bound (a ~60-cycle chain per 4 lanes, more than the out-of-order window hides),
+       so the chain is kept short: |x| is taken beside the sign rather than from it, and D is
+       one FMA, u p + (1 - h), instead of 1 - (h - u p) (tanh ~6% and sigmoid ~4% faster, the
+       same 2.4 and 2.2 ulp against long double).  Max error 2.4 ulp
        (3.4 for fg_tanh1).  A block's last n % 4 elements go through the same 4-lane code
        (padded), so an element's result does not depend on where it sits in a block. */
     #include <immintrin.h>
     #define FG__C4(v) _mm256_set1_pd(v)
     FG_AVX2 static inline __m256d fg__tanh4(__m256d x) {
         __m256d sign = _mm256_and_pd(x, FG__C4(-0.0));
-        __m256d ax = _mm256_xor_pd(x, sign);
+        __m256d ax = _mm256_andnot_pd(FG__C4(-0.0), x);  /* |x|, beside the sign, not after */
         ax = _mm256_min_pd(FG__C4(20.0), ax);            /* (20 < ax) ? 20 : ax: NaN passes */
         __m256d km = _mm256_fmadd_pd(ax, FG__C4(2.0 * FG_LOG2E), FG__C4(FG_MAGIC));
         __m256d k = _mm256_sub_pd(km, FG__C4(FG_MAGIC));
@@ -318,7 +322,7 @@ cdef extern from *:
         __m256d pb = _mm256_fmadd_pd(u, FG__C4(128.0 * FG__EXP_P4), FG__C4(32.0 * FG__EXP_P3));
         pb = _mm256_fmadd_pd(u2, FG__C4(512.0 * FG__EXP_P5), pb);
         __m256d p = _mm256_fmadd_pd(u2, pb, pa);
-        __m256d D = _mm256_sub_pd(FG__C4(1.0), _mm256_fnmadd_pd(u, p, h));     /* D / 2 */
+        __m256d D = _mm256_fmadd_pd(u, p, _mm256_sub_pd(FG__C4(1.0), h));      /* D / 2 */
         __m256d Sh = _mm256_mul_pd(_mm256_add_pd(S, S), h);                     /* exact */
         __m256d num = _mm256_fmadd_pd(_mm256_sub_pd(S, FG__C4(1.0)), D, Sh);
         __m256d den = _mm256_fmadd_pd(_mm256_add_pd(S, FG__C4(1.0)), D, Sh);
@@ -336,7 +340,7 @@ cdef extern from *:
         __m256d pb = _mm256_fmadd_pd(t, FG__C4(FG__EXP_P4), FG__C4(FG__EXP_P3));
         pb = _mm256_fmadd_pd(t2, FG__C4(FG__EXP_P5), pb);
         __m256d p = _mm256_fmadd_pd(t2, pb, pa);
-        __m256d D = _mm256_sub_pd(FG__C4(2.0), _mm256_fnmadd_pd(t, p, r));
+        __m256d D = _mm256_fmadd_pd(t, p, _mm256_sub_pd(FG__C4(2.0), r));
         __m256d S = _mm256_castsi256_pd(_mm256_slli_epi64(                   /* 2^(k+54) */
             _mm256_add_epi64(_mm256_castpd_si256(km), _mm256_set1_epi64x(1023 + 54)), 52));
         __m256d SN = _mm256_mul_pd(_mm256_fmadd_pd(r, FG__C4(2.0), D), S);  /* e D 2^54 */
