@@ -43,12 +43,7 @@ cdef extern from *:
     #include <stdint.h>
     #include <string.h>
     #include <math.h>
-    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    #  define FG_X86_DISPATCH 1
-    #  define FG_AVX2 __attribute__((target("avx2,fma")))   /* the second copy's target */
-    #else
-    #  define FG_X86_DISPATCH 0
-    #endif
+    #include "_x86_dispatch.h"     /* FG_X86_DISPATCH, FG_AVX2, fg_cpu_avx2_fma */
     /* The branch-free selects below only vectorise when the compiler may assume FP compares do
        not trap; that changes no result (nothing here reads the FP exception flags). */
     #if defined(__GNUC__) && !defined(__clang__)
@@ -448,10 +443,7 @@ cdef extern from *:
        can run the baseline copy, _set_vec_isa) */
     static int fg_vec_avx2 = 0;
     static int fg_vec_init(void) {
-    #if FG_X86_DISPATCH
-        __builtin_cpu_init();
-        fg_vec_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    #endif
+        fg_vec_avx2 = fg_cpu_avx2_fma();
         return fg_vec_avx2;
     }
     #if FG_X86_DISPATCH

@@ -44,6 +44,7 @@ from fastgraph._fenv cimport (
 # to the NumPy fallback.
 cdef extern from *:
     """
+    #include "_x86_dispatch.h"     /* FG_X86_DISPATCH, FG_AVX2, fg_cpu_avx2_fma */
     #include "_fp_exact_begin.h"   /* no FMA contraction: NumPy's rounding */
     #define FG_LOOP2(NAME, T, EXPR) \
     static void NAME(char **args, npy_intp *dims, npy_intp *steps, void *data) { \
@@ -81,16 +82,14 @@ cdef extern from *:
             for (j = 0; j < C; j++) out[j] = out[j] + row[j]; } }
     FG_COLSUM(fg_colsum_d_base, double, )
     FG_COLSUM(fg_colsum_f_base, float, )
-    /* and an AVX2 copy (8 floats per add instead of 4), chosen at run time on x86 */
-    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    FG_COLSUM(fg_colsum_d_avx2, double, __attribute__((target("avx2"))))
-    FG_COLSUM(fg_colsum_f_avx2, float, __attribute__((target("avx2"))))
+    /* and an AVX2 copy (8 floats per add instead of 4), chosen at run time (_x86_dispatch.h) */
+    #if FG_X86_DISPATCH
+    FG_COLSUM(fg_colsum_d_avx2, double, FG_AVX2)
+    FG_COLSUM(fg_colsum_f_avx2, float, FG_AVX2)
     static int fg_colsum_isa = -1;
     static int fg_colsum_avx2(void) {
-        if (fg_colsum_isa < 0) {
-            __builtin_cpu_init();
-            fg_colsum_isa = __builtin_cpu_supports("avx2") ? 1 : 0;
-        }
+        if (fg_colsum_isa < 0)
+            fg_colsum_isa = fg_cpu_avx2_fma();
         return fg_colsum_isa;
     }
     static void fg_colsum_d(const double *g, double *o, Py_ssize_t R, Py_ssize_t C) {
