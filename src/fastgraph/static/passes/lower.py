@@ -76,25 +76,24 @@ def _is_last_swap(q) -> bool:
     return {q.attrs["axis1"] % nd, q.attrs["axis2"] % nd} == {nd - 2, nd - 1}
 
 
-
-
 def _pair_cross_entropy(ir, ctx) -> int:
     """A ``cross_entropy(x, y)`` and a ``cross_entropy_grad(g, x, y)`` (its gradient, with a
     constant seed ``g``: it cannot depend on the loss) become one call, read by two ``proj``
     steps in their places: the softmax's parts are computed once, the values are the same."""
     order = ir.order
-    losses = {}
+    losses, grads = {}, []
     for p in live_order(ir):
-        if p.kind == "op" and p.op.name == "cross_entropy" and not p.attrs:
-            x, y = (resolve(q) for q in p.inputs)
-            losses.setdefault((id(x), id(y)), p)
+        if p.kind == "op" and not p.attrs:
+            if p.op.name == "cross_entropy":
+                x, y = (resolve(q) for q in p.inputs)
+                losses.setdefault((id(x), id(y)), p)
+            elif p.op.name == "cross_entropy_grad" and resolve(p.inputs[0]).kind == "const":
+                grads.append(p)
     n = 0
-    for p in live_order(ir):
-        if not (p.kind == "op" and p.op.name == "cross_entropy_grad" and not p.attrs):
-            continue
+    for p in grads:
         g, x, y = (resolve(q) for q in p.inputs)
         q = losses.pop((id(x), id(y)), None)
-        if q is None or g.kind != "const":
+        if q is None:
             continue
         call = PNode("call", None, None, [g, x, y], None, None, None,
                      name="cross_entropy_and_grad")
