@@ -93,9 +93,9 @@ the MLP's GEMMs at one-thread speed (X@W1 560-630 us in place) while the row spl
 (315-410 us): the whole step's GEMMs 1.94 ms -> 1.44 ms, the step 0.74-0.84x NumPy by hand.
 Not landed because (1) a split only pays when *every* GEMM takes it: splitting some and leaving
 the large ones to OpenBLAS was slower than not splitting (1.02-1.09x), as OpenBLAS's workers
-spin for ~0.1 s after each call and steal the core from the OpenMP worker; (2) results must not
-depend on the thread count, so the row blocks would have to depend on the shape alone, and at
-one thread the extra packing costs 4-10% per GEMM; (3) it needs NumPy's private OpenBLAS symbols
+spin for ~0.1 s after each call and steal the core from the OpenMP worker; (2) a split product
+does not give ``np.matmul``'s bits (see the GEMM floor below), so eager and static would differ;
+(3) it needs NumPy's private OpenBLAS symbols
 (``scipy_cblas_sgemm64_``, ``openblas_set_num_threads_local``).
 
 The GEMM floor (2026-12-01): a ``numpy_gemms_only`` row times the hand-written step's 8 matrix
