@@ -60,7 +60,7 @@ def _check(name, arrays, dtype, got, tol_scale=1.0):
     assert got.dtype == dtype
     assert got.shape == want.shape
     tol = dict(TOL[dtype])
-    if dtype == np.float32 and name in ("fma", "tanh_grad", "sigmoid_grad", "power", "cosh",
+    if dtype == np.float32 and name in ("fma", "nfma", "tanh_grad", "sigmoid_grad", "power", "cosh",
                                         "sinh", "tan"):
         tol["atol"] = 1e-5
         tol["rtol"] = 2e-5
@@ -150,7 +150,8 @@ def test_opcode_contiguous_sizes(name, dtype):
 # rounded twice, never contracted into one fused multiply-add instruction.
 EXACT = {
     "copy": lambda a: a.copy(), "add": np.add, "subtract": np.subtract, "multiply": np.multiply,
-    "divide": np.divide, "fma": lambda a, b, c: a * b + c, "negative": np.negative,
+    "divide": np.divide, "fma": lambda a, b, c: a * b + c, "nfma": lambda a, b, c: c - a * b,
+    "negative": np.negative,
     "square": lambda a: a * a, "reciprocal": lambda a: np.ones((), a.dtype) / a, "abs": np.abs,
     "sqrt": np.sqrt, "floor": np.floor, "ceil": np.ceil, "maximum": np.maximum,
     "minimum": np.minimum, "relu": lambda a: np.maximum(a, np.zeros((), a.dtype)),
@@ -430,6 +431,26 @@ def test_cse_and_peepholes():
     o1, o2 = k(a, b)
     np.testing.assert_allclose(o1, 2 * np.tanh(a * b), rtol=1e-15)
     np.testing.assert_array_equal(o2, a ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_product_peepholes_round_twice(dtype):
+    """``a*b + c`` -> fma and ``c - a*b`` -> nfma only when the product has no other use, and
+    both give NumPy's two roundings bit for bit (no contraction into one FMA instruction)."""
+    x, y, z = Expr.input(0), Expr.input(1), Expr.input(2)
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.standard_normal(3001).astype(dtype) for _ in range(3))
+    for expr, op, want in ((z - x * y, "nfma(", c - a * b), (x * y + z, "fma(", a * b + c),
+                           (z + x * y, "fma(", c + a * b)):
+        k = compile_kernel([expr])
+        assert op in k.describe() and "multiply(" not in k.describe()
+        np.testing.assert_array_equal(k(a, b, c), want)
+    shared = compile_kernel([z - x * y, x * y])          # the product is also an output
+    assert "nfma(" not in shared.describe()
+    d, p = shared(a, b, c)
+    np.testing.assert_array_equal(d, c - a * b)
+    np.testing.assert_array_equal(p, a * b)
+    assert "nfma(" not in compile_kernel([x * y - z]).describe()   # a*b - c stays as it is
 
 
 def test_expr_operators_with_numpy_scalars():
@@ -1020,6 +1041,7 @@ def test_in_place_outputs_equal_out_of_place(dtype, entry):
     a, b = Expr.input(0), Expr.input(1)
     cases = [
         ([Expr.op("fma", b, Expr.const(-0.1), a)], (0,)),                  # SGD update: direct
+        ([a - 0.1 * b], (0,)),                                  # the same as nfma: direct
         ([a * 2.0, a + b], (0, 1)),                     # out0 written, then in0 read again
         ([Expr.op("softplus", a)], (0,)),                                  # multi-pass writer
         ([Expr.op("tanh", a) * b, Expr.op("exp", a)], (1, 0)),

@@ -7,9 +7,10 @@
 >>> out1, out2 = k(a, b)                      # doctest: +SKIP
 
 The compiler hash-conses the DAG (common subexpressions become one instruction), applies a few
-peepholes (``add(multiply(a, b), c)`` -> ``fma``, ``power(x, 2)`` -> ``square``), allocates
-block-length registers with a linear scan (a register is reused once its value is dead; a result
-never shares a register with its own operands), and hands the program to the Cython VM in
+peepholes (``add(multiply(a, b), c)`` -> ``fma``, ``subtract(c, multiply(a, b))`` -> ``nfma``,
+``power(x, 2)`` -> ``square``), allocates block-length registers with a linear scan (a register
+is reused once its value is dead; a result never shares a register with its own operands), and
+hands the program to the Cython VM in
 :mod:`fastgraph._fused`.  The VM is described in ``docs/fused.md``.
 """
 from __future__ import annotations
@@ -278,22 +279,34 @@ def _canonicalise(outputs: Sequence[Expr]):
 
 
 def _fuse_fma(nodes, outs):
-    """add(multiply(a, b), c) -> fma(a, b, c) when the product has no other use."""
+    """add(multiply(a, b), c) -> fma(a, b, c) and subtract(c, multiply(a, b)) -> nfma(a, b, c)
+    when the product has no other use: one pass instead of two, the same two roundings."""
     used = {}
     for n in nodes:
         for a in n.args:
             used[a.cid] = used.get(a.cid, 0) + 1
     out_ids = {o.cid for o in outs}
+
+    def single_product(m):
+        return (m.kind == "op" and m.name == "multiply" and used.get(m.cid, 0) == 1
+                and m.cid not in out_ids)
+
     for n in nodes:
-        if n.kind == "op" and n.name == "add":
+        if n.kind != "op":
+            continue
+        if n.name == "add":
             for i in (0, 1):
                 m = n.args[i]
-                if (m.kind == "op" and m.name == "multiply" and used.get(m.cid, 0) == 1
-                        and m.cid not in out_ids):
+                if single_product(m):
                     n.name = "fma"
                     n.args = (m.args[0], m.args[1], n.args[1 - i])
                     used[m.cid] = 0
                     break
+        elif n.name == "subtract" and single_product(n.args[1]):
+            m = n.args[1]
+            n.name = "nfma"
+            n.args = (m.args[0], m.args[1], n.args[0])
+            used[m.cid] = 0
     # drop nodes nobody needs any more (the folded multiplies)
     live = set(o.cid for o in outs)
     for n in reversed(nodes):
