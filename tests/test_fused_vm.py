@@ -151,7 +151,7 @@ def test_opcode_contiguous_sizes(name, dtype):
 EXACT = {
     "copy": lambda a: a.copy(), "add": np.add, "subtract": np.subtract, "multiply": np.multiply,
     "divide": np.divide, "fma": lambda a, b, c: a * b + c, "nfma": lambda a, b, c: c - a * b,
-    "negative": np.negative,
+    "mul_greater": lambda a, b, c: a * (b > c).astype(a.dtype), "negative": np.negative,
     "square": lambda a: a * a, "reciprocal": lambda a: np.ones((), a.dtype) / a, "abs": np.abs,
     "sqrt": np.sqrt, "floor": np.floor, "ceil": np.ceil, "maximum": np.maximum,
     "minimum": np.minimum, "relu": lambda a: np.maximum(a, np.zeros((), a.dtype)),
@@ -451,6 +451,26 @@ def test_product_peepholes_round_twice(dtype):
     np.testing.assert_array_equal(d, c - a * b)
     np.testing.assert_array_equal(p, a * b)
     assert "nfma(" not in compile_kernel([x * y - z]).describe()   # a*b - c stays as it is
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_relu_mask_peephole(dtype):
+    """relu's gradient ``g * (x > 0)`` (either operand order) is one ``mul_greater`` pass with
+    NumPy's bits: -0.0 where a negative g is masked, NaN where g is NaN or an infinite g is
+    masked, 0 where x is NaN."""
+    g, x = Expr.input(0), Expr.input(1)
+    a = np.array([1.5, -2.0, np.nan, np.inf, -np.inf, 3.0, -0.0, 2.0] * 300, dtype)
+    b = np.array([1.0, -1.0, 2.0, -3.0, 0.0, np.nan, 1.0, 0.0] * 300, dtype)
+    with np.errstate(invalid="ignore"):     # inf * 0 is NaN, as in NumPy
+        want = a * (b > 0).astype(dtype)
+    for expr in (g * Expr.op("greater", x, 0.0), Expr.op("greater", x, 0.0) * g):
+        k = compile_kernel([expr])
+        assert "mul_greater(" in k.describe() and "= greater(" not in k.describe()
+        got = k(a, b)
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+    both = compile_kernel([g * Expr.op("greater", x, 0.0), Expr.op("greater", x, 0.0)])
+    assert "mul_greater(" not in both.describe()         # the mask is also an output
 
 
 def test_expr_operators_with_numpy_scalars():

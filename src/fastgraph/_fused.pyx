@@ -374,7 +374,7 @@ cdef extern from *:
         X(GREATER, greater, 2) X(GREATER_EQUAL, greater_equal, 2) X(EQUAL, equal, 2) \
         X(NOT_EQUAL, not_equal, 2) X(WHERE, where, 3) X(CLIP, clip, 3) \
         X(FMA, fma, 3) X(SELECT, select, 3) X(TANH_GRAD, tanh_grad, 2) \
-        X(SIGMOID_GRAD, sigmoid_grad, 2) X(NFMA, nfma, 3)
+        X(SIGMOID_GRAD, sigmoid_grad, 2) X(NFMA, nfma, 3) X(MUL_GREATER, mul_greater, 3)
     #define FG_VM_ENUM(N, name, arity) K_##N,
     #define FG_VM_NAME(N, name, arity) #name,
     #define FG_VM_ARITY(N, name, arity) arity,
@@ -406,6 +406,7 @@ cdef extern from *:
         case K_DIVIDE: FG_LOOP(d[i] = x / b[i]) \
         case K_FMA: FG_LOOP(elem p = x * b[i]; d[i] = p + c[i]) \
         case K_NFMA: FG_LOOP(elem p = x * b[i]; d[i] = c[i] - p) \
+        case K_MUL_GREATER: FG_LOOP(elem m = b[i] > c[i] ? one : zero; d[i] = x * m) \
         case K_NEGATIVE: FG_LOOP(d[i] = -x) \
         case K_SQUARE: FG_LOOP(d[i] = x * x) \
         case K_RECIPROCAL: FG_LOOP(d[i] = one / x) \

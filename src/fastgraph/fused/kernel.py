@@ -8,9 +8,9 @@
 
 The compiler hash-conses the DAG (common subexpressions become one instruction), applies a few
 peepholes (``add(multiply(a, b), c)`` -> ``fma``, ``subtract(c, multiply(a, b))`` -> ``nfma``,
-``power(x, 2)`` -> ``square``), allocates block-length registers with a linear scan (a register
-is reused once its value is dead; a result never shares a register with its own operands), and
-hands the program to the Cython VM in
+``multiply(a, greater(b, c))`` -> ``mul_greater``, ``power(x, 2)`` -> ``square``), allocates
+block-length registers with a linear scan (a register is reused once its value is dead; a result
+never shares a register with its own operands), and hands the program to the Cython VM in
 :mod:`fastgraph._fused`.  The VM is described in ``docs/fused.md``.
 """
 from __future__ import annotations
@@ -278,9 +278,10 @@ def _canonicalise(outputs: Sequence[Expr]):
     return nodes, [canon[id(e)] for e in outputs]
 
 
-def _fuse_fma(nodes, outs):
+def _fuse_pairs(nodes, outs):
     """add(multiply(a, b), c) -> fma(a, b, c) and subtract(c, multiply(a, b)) -> nfma(a, b, c)
-    when the product has no other use: one pass instead of two, the same two roundings."""
+    when the product has no other use, multiply(a, greater(b, c)) -> mul_greater(a, b, c) when
+    the mask has none (relu's gradient): one pass instead of two, the same roundings."""
     used = {}
     for n in nodes:
         for a in n.args:
@@ -307,6 +308,15 @@ def _fuse_fma(nodes, outs):
             n.name = "nfma"
             n.args = (m.args[0], m.args[1], n.args[0])
             used[m.cid] = 0
+        elif n.name == "multiply":
+            for i in (0, 1):
+                m = n.args[i]
+                if (m.kind == "op" and m.name == "greater" and used.get(m.cid, 0) == 1
+                        and m.cid not in out_ids):
+                    n.name = "mul_greater"
+                    n.args = (n.args[1 - i], m.args[0], m.args[1])
+                    used[m.cid] = 0
+                    break
     # drop nodes nobody needs any more (the folded multiplies)
     live = set(o.cid for o in outs)
     for n in reversed(nodes):
@@ -382,7 +392,7 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
     vm = _vm()
 
     nodes, outs = _canonicalise(outputs)
-    nodes = _fuse_fma(nodes, outs)
+    nodes = _fuse_pairs(nodes, outs)
     max_in = max((n.index for n in nodes if n.kind == "input"), default=-1)
     if nin is None:
         nin = max_in + 1

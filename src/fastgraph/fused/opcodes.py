@@ -135,6 +135,8 @@ _TABLE = [
      "a * b + c (two roundings, like NumPy)"),
     ("nfma",          3, "c",     None,         lambda a, b, c: np.subtract(c, np.multiply(a, b)),
      "c - a * b (two roundings, like NumPy): an SGD update's p - lr * g in one pass"),
+    ("mul_greater",   3, "c",     None,         lambda a, b, c: np.multiply(a, _cmp(np.greater)(b, c)),
+     "a * (b > c): relu's gradient g * (x > 0) in one pass"),
     ("select",        3, "c",     None,         _where, "alias of where: a != 0 ? b : c"),
     ("tanh_grad",     2, "c",     None,         lambda t, g: np.multiply(g, np.subtract(1, np.square(t))),
      "b * (1 - a*a): gradient through tanh given its output a"),
