@@ -79,6 +79,15 @@ def _memory_owner(v):
         v = b
 
 
+def _distinct_owners(vals) -> bool:
+    """Whether every argument is an array owning its memory, no two of them the same object
+    (then no two can overlap)."""
+    for v in vals:
+        if type(v) is not np.ndarray or v.base is not None:
+            return False
+    return len({id(v) for v in vals}) == len(vals)
+
+
 def _donatable(v, dtype, shared: bool) -> np.ndarray:
     """``v`` itself when its memory may be written by the plan, else a private copy."""
     if not shared and type(v) is np.ndarray and v.dtype == dtype:
@@ -171,12 +180,15 @@ class Function:
         feeds = [_feed(vals[i]) for i in t.feed_pos]
         # a store of this call's own: concurrent calls do not share it, and the plan keeps no
         # reference to the caller's arrays afterwards
-        store = list(t.store)
-        owners = [id(v) if type(v) is np.ndarray and v.base is None else id(_memory_owner(v))
-                  for v in vals]
-        for i, idx, dtype in t.donated:
-            shared = owners.count(owners[i]) > 1 and _memory_owner(vals[i]) is not None
-            store[idx] = _donatable(vals[i], dtype, shared)
+        store = t.store[:]
+        if _distinct_owners(vals):    # the usual case: no argument can overlap another
+            for i, idx, dtype in t.donated:
+                store[idx] = _donatable(vals[i], dtype, False)
+        else:
+            owners = [id(_memory_owner(v)) for v in vals]
+            for i, idx, dtype in t.donated:
+                shared = owners.count(owners[i]) > 1 and _memory_owner(vals[i]) is not None
+                store[idx] = _donatable(vals[i], dtype, shared)
         res = t.plan.run(feeds, store)
         for k, idx in t.paired:
             res[k] = store[idx]

@@ -45,11 +45,14 @@ def _flatten(fetches, leaves, graph):
         return lambda vals: t(zip(keys, (s(vals) for s in subs))) if t is not dict else \
             {k: s(vals) for k, s in zip(keys, subs)}
     if isinstance(fetches, (list, tuple)):
+        start = len(leaves)
         subs = [_flatten(f, leaves, graph) for f in fetches]
         if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):   # namedtuple
-            return lambda vals: t(*(s(vals) for s in subs))
-        if t is list or t is tuple:
-            return lambda vals: t(s(vals) for s in subs)
+            return lambda vals: t(*[s(vals) for s in subs])
+        if t is list and len(leaves) - start == len(fetches) and all(
+                type(f) in NODE_TYPES or isinstance(f, str) for f in fetches):
+            end = len(leaves)       # a flat list of nodes: its values are one slice
+            return lambda vals: vals[start:end]
         return lambda vals: t([s(vals) for s in subs])
     raise TypeError(f"Session.run: cannot fetch an object of type {t.__name__}; fetch graph "
                     f"nodes (or lists, tuples, dicts, namedtuples of them)")
