@@ -449,6 +449,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
         "results": [r_fwd.to_dict(), r_grd.to_dict()],
         "missing": missing,
         "skipped": skipped,
+        "not_candidates": [FLOOR_PROBE],
         "memory_floor": floors,
         "ratio_to_floor": {k: v["ratio"] for k, v in floors.items()},
         "peak_extra_mb": peaks,

@@ -152,13 +152,14 @@ def headline(name: str, out: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(out.get("headline"), list):
         return [dict(r, workload=r.get("workload", name)) for r in out["headline"]]
     rows = []
+    probes = set(out.get("not_candidates", ()))     # reference rows timed beside the candidates
     for res in out.get("results", []):
         cands = res.get("candidates", {})
         ref = res.get("reference", "fastgraph")
         if ref not in cands:
             continue
         for peer, ratio in (res.get("ratios") or {}).items():
-            if peer.startswith("fastgraph"):
+            if peer.startswith("fastgraph") or peer in probes:
                 continue
             case = str(res.get("name", name))
             if name.replace("_", " ").lower() not in case.replace("_", " ").lower():
@@ -394,16 +395,15 @@ def main(args: argparse.Namespace) -> int:
     print("======== summary: fastgraph / peer (medians of interleaved rounds) ========")
     print(format_summary(rows))
     for name, out in outputs.items():
-        floor = out.get("memory_floor")
-        if floor:
-            rel = out.get("ratio_to_floor", {})
-            fg_f = rel.get("forward", {}).get("fastgraph")
-            fg_g = rel.get("forward_grad", {}).get("fastgraph")
-            print(f"memory floor ({name}): forward {1e3 * floor['forward_s']:.2f} ms, "
-                  f"forward+grad {1e3 * floor['forward_grad_s']:.2f} ms at "
-                  f"{floor['bandwidth_GBps']:.1f} GB/s"
-                  + (f"; fastgraph at {fg_f:.2f}x / {fg_g:.2f}x the floor"
-                     if fg_f is not None and fg_g is not None else ""))
+        floors = out.get("memory_floor")
+        if floors:
+            parts = []
+            for case, f in floors.items():
+                fg_r = f.get("ratio", {}).get("fastgraph")
+                parts.append(f"{case.replace('_', '+')} {1e3 * f['floor_s']:.2f} ms at "
+                             f"{f['bandwidth_GBps']:.1f} GB/s"
+                             + (f" (fastgraph {fg_r:.2f}x)" if fg_r is not None else ""))
+            print(f"memory floor ({name}): " + "; ".join(parts))
     if not_ready:
         print(f"not ready (no run() yet): {', '.join(not_ready)}")
     if failures:
