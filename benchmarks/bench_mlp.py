@@ -116,6 +116,16 @@ cross-entropy's loss and gradient from one pass (10.5 -> 6.3 us), two more: ``@f
 0.893 and 0.934x (per-round 0.922, 0.931), static 0.938 and 0.913x.  Moving each in-place
 update right after its gradient's product (cache locality) made no measurable difference.
 
+Fifth session (2026-12-01, a more loaded VM: NumPy by hand 1.37-2.1 ms per step): the SGD update
+``p - lr * g`` became one VM instruction (``nfma``: the W1 update 41 -> 25 us warm, NumPy's two
+passes 39 us), relu's gradient mask one (``mul_greater``: 6.6 -> 5.4 us), and the call lost
+~4 us.  Five runs at 2 threads: ``@fg.function`` 0.832, 0.891, 0.903, 0.911, 0.940x (per round
+0.893, 0.902, 0.922, 0.976, 0.942), static 0.810-0.944x and once 1.142x (per round 1.003) in a
+run where its outside-the-products time alone tripled; one thread: 0.934x (per round 0.928).
+Instrumented, the plan's non-GEMM steps sum to ~90 us warm but take 2-4x that inside a step
+under load (the W1 update 25 -> 180 us: memory traffic shared with the host's other guests),
+so the margin to 0.9x moves with the load more than with the code.
+
 Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
 """
 from __future__ import annotations
