@@ -9,6 +9,8 @@ never live in a plan buffer, so a later run cannot overwrite them.
 """
 from __future__ import annotations
 
+from math import prod
+
 import numpy as np
 
 from ..plan import known, live_order
@@ -95,5 +97,5 @@ def buffers(ir, ctx) -> None:
                 dies.setdefault(last[i], []).append(p)
     ir.buffer_specs = specs
     users = sum(1 for p in order if p.buf >= 0)
-    total = sum(int(np.prod(s)) * d.itemsize for s, d in specs)
+    total = sum(prod(s) * d.itemsize for s, d in specs)
     ctx.note("buffers", f"{len(specs)} buffer(s) ({total} bytes) shared by {users} step(s)")

@@ -24,6 +24,8 @@ intermediates into planned buffers (``out=``) and fetched values are handed out 
 """
 from __future__ import annotations
 
+from math import prod
+
 import numpy as np
 
 from ..plan import PNode, known, resolve, users_of
@@ -216,14 +218,14 @@ def _bcast_modes(shapes, shape):
     repeated on every row (``R``) or its leading dims with one value per row (``C``), all rows of
     one length ``cols``; ``None`` otherwise (or for an unknown shape)."""
     nd = len(shape)
-    n = int(np.prod(shape)) if nd else 1
+    n = prod(shape)
     cols = None
     modes = []
     for s in shapes:
         if s is None or None in s or len(s) > nd:
             return None
         s = tuple(s)
-        size = int(np.prod(s)) if s else 1
+        size = prod(s)
         if size == n:
             modes.append("F")
             continue
@@ -236,13 +238,13 @@ def _bcast_modes(shapes, shape):
         while k < nd and pad[k] == 1:
             k += 1
         if pad[k:] == tuple(shape[k:]):
-            c, m = int(np.prod(shape[k:])), "R"
+            c, m = prod(shape[k:]), "R"
         else:
             k = nd
             while k > 0 and pad[k - 1] == 1:
                 k -= 1
             if pad[:k] == tuple(shape[:k]):
-                c, m = int(np.prod(shape[k:])), "C"
+                c, m = prod(shape[k:]), "C"
         if c is None or (cols is not None and c != cols):
             return None
         cols = c
@@ -258,7 +260,7 @@ def _worth(reg) -> bool:
     shape = reg.shape
     if len(shape) == 0:
         return False          # 0-d: the plan's inline scalar path is faster
-    n = int(np.prod(shape))
+    n = prod(shape)
     if n == 0:
         return False
     k = reg.nops
@@ -354,7 +356,7 @@ def _matmul_mnk(p):
     a, b = p.inputs
     if not (known(a.shape) and known(b.shape) and known(p.shape)) or not a.shape:
         return None
-    return int(np.prod(p.shape, dtype=np.int64)) * int(a.shape[-1])
+    return prod(p.shape) * int(a.shape[-1])
 
 
 def _runs_threaded_blas(order) -> bool:
@@ -383,7 +385,7 @@ def _kernel_settings(reg, blas: bool = False) -> tuple[dict, bool]:
     whether ``blas`` (the plan runs threaded BLAS) kept a kernel that would use the threads on
     one thread -- same blocks, so the same results."""
     from ...fused import DEFAULT_THRESHOLD
-    n = int(np.prod(reg.shape)) if reg.shape else 1
+    n = prod(reg.shape)
     work = _work(reg)
     geometry = _geometry(n, work)
     held = (blas and n >= geometry.get("threshold", DEFAULT_THRESHOLD)
