@@ -136,6 +136,25 @@ def test_numpy_scalar_operands_take_the_c_path(dtype, rng):
     np.testing.assert_array_equal(out, a - scalar * a)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scalar_and_row_registers_are_refilled_for_every_call(dtype, rng):
+    """A short call fills only the part of a scalar's (or a tiled row's) register it reads:
+    calls of growing and shrinking sizes, with a new scalar and row each time, never see an
+    earlier call's values -- special values included."""
+    x, s, r = Expr.input(0), Expr.input(1), Expr.input(2)
+    k = compile_kernel([x * s + r])
+    for rows, value in ((3, -0.0), (500, np.inf), (2, 0.25), (300, np.nan), (1, -3.5)):
+        f = k.broadcast_call((rows, 8), 8, "FSR")
+        f.k = _NoGeneralPath(k)
+        a = rng.standard_normal((rows, 8)).astype(dtype)
+        row = rng.standard_normal(8).astype(dtype)
+        with np.errstate(invalid="ignore"):
+            want = a * dtype(value) + row
+        got = f(a, dtype(value), row)
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_numpy_scalar_of_another_dtype_still_promotes():
     """A float64 scalar with float32 arrays is no ``S`` operand of the C path's one dtype: the
     general path computes it, promoting as NumPy does."""

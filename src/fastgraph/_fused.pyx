@@ -20,6 +20,7 @@ from cython.parallel cimport prange, threadid
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcmp, memcpy
 from libc.stdint cimport uintptr_t
+from cpython.float cimport PyFloat_AsDouble
 from libc.math cimport (exp, expm1, log, log1p, sin, cos, tan, tanh, sinh, cosh, atan, erf, pow,
                         fabs)
 cimport numpy as cnp
@@ -27,6 +28,10 @@ from fastgraph._ufunc_loops cimport find_loop, loop_t
 import numpy as np
 
 cnp.import_array()
+
+# NumPy scalar types the C broadcast path reads directly (``Program.bcast_call``)
+cdef object _NP_FLOAT64 = np.float64
+cdef object _NP_FLOAT32 = np.float32
 
 ctypedef fused real:
     float
@@ -1053,14 +1058,16 @@ cdef void _run_all(Ctx* c, real* scratch, int nthreads) noexcept nogil:
     cdef real val
     cdef double acc
     cdef double* accs
-    # constants and broadcast scalars: filled once per thread
+    # broadcast scalars: filled once per thread, as far as a block reaches (a short call
+    # need not fill all of it)
+    cdef Py_ssize_t fill = c.B if c.N > c.B else c.N
     for t in range(nthreads):
         for i in range(c.nin):
             if c.in_mode[i] == IN_SCALAR:
                 r = c.in_reg[i]
                 reg = scratch + (<Py_ssize_t>t * c.nregs + r) * c.B
                 val = (<real*>c.in_base[i])[0]
-                for j in range(c.B):
+                for j in range(fill):
                     reg[j] = val
                 (<real**>c.regp)[t * c.regstride + r] = reg
     if nthreads <= 1:
@@ -1556,7 +1563,7 @@ cdef class Program:
                 if tiled[i]:
                     for t in range(nt):
                         reg = w.scratch + (<Py_ssize_t>t * self.nregs + self.in_reg[i]) * c.B * isz
-                        for j in range(0, c.B, cols):
+                        for j in range(0, c.B if n > c.B else n, cols):
                             memcpy(reg + j * isz, w.in_base[i], cols * isz)
         if n >= 4096:
             with nogil:
@@ -1572,13 +1579,15 @@ cdef class Program:
 
     cdef object _bind_outputs(self, Work* w, object out, int nd, cnp.npy_intp* dims, int tn,
                               Py_ssize_t nbytes, tuple inputs, Py_ssize_t* in_str,
-                              Py_ssize_t cols):
+                              Py_ssize_t cols, const int* local=NULL):
         """The C fast paths' outputs: fresh arrays of shape ``dims`` when ``out`` is ``None``,
         else ``out`` (one exact C-contiguous native ndarray per output, of that shape and dtype
         ``tn``, disjoint from each other).  An output may be an input (the same memory: in place,
         written directly when ``self.direct`` allows, else through scratch) -- with row strides
         ``in_str`` only an input of the full shape.  Fills ``w.out_base``/``w.omode``; returns
-        the result (array or tuple), or ``None`` when the general path must take the call."""
+        the result (array or tuple), or ``None`` when the general path must take the call.
+        ``local[i]`` (when given) marks an input whose value the caller copied into its own C
+        storage (a NumPy scalar): it cannot overlap an output."""
         cdef Py_ssize_t nin = self.nin, nout = self.nout, i, k
         cdef cnp.ndarray a
         cdef char* base
@@ -1614,6 +1623,8 @@ cdef class Program:
             w.out_base[k] = base
             w.omode[k] = OUT_CONTIG
             for i in range(nin):
+                if local != NULL and local[i]:
+                    continue
                 ib = w.in_base[i]
                 if base < ib + cnp.PyArray_NBYTES(<cnp.ndarray>inputs[i]) and ib < base + nbytes:
                     if base != ib or (in_str != NULL and (in_str[2 * i] != cols
@@ -1688,8 +1699,10 @@ cdef class Program:
         repeated on every row (a bias row), ``b"C"`` ``rows`` elements, each repeated along its
         row (a per-row scalar, e.g. ``keepdims`` reductions).  Every input an aligned,
         native-order, C-contiguous exact ``numpy.ndarray`` of one float dtype and exactly that
-        many elements; ``out`` as in :meth:`fast_call` (an output may *be* an ``F`` input, in
-        place).  Returns the output(s), or ``None`` when the operands need the general path."""
+        many elements -- or, in an ``S`` slot, a NumPy scalar of that dtype (plans feed 0-d
+        values such as a learning rate as NumPy scalars); ``out`` as in :meth:`fast_call` (an
+        output may *be* an ``F`` input, in place).  Returns the output(s), or ``None`` when the
+        operands need the general path."""
         cdef Py_ssize_t nin = self.nin, nout = self.nout, i, k, n = 1, rows, nbytes, need
         cdef int nd, tn = -1, nt
         cdef cnp.npy_intp dims[32]
@@ -1697,6 +1710,9 @@ cdef class Program:
         cdef Py_ssize_t out_str[2 * 32]
         cdef int imode[32]
         cdef int tiled[32]
+        cdef int local[32]          # 1: a NumPy scalar, its value copied into sval / fval
+        cdef double sval[32]
+        cdef float fval[32]
         cdef Py_ssize_t space[2]
         cdef int m
         cdef cnp.ndarray a
@@ -1715,8 +1731,17 @@ cdef class Program:
         rows = n // cols
         for i in range(nin):
             x = inputs[i]
+            m = modes[i]
+            local[i] = 0
             if not cnp.PyArray_CheckExact(x):
-                return None
+                if m != c'S' or (type(x) is not _NP_FLOAT64 and type(x) is not _NP_FLOAT32):
+                    return None
+                local[i] = 1        # its dtype is checked below, once the arrays give tn
+                tiled[i] = 0
+                imode[i] = IN_SCALAR if self.in_reg[i] >= 0 else IN_UNUSED
+                in_str[2 * i] = 0
+                in_str[2 * i + 1] = 0
+                continue
             a = <cnp.ndarray>x
             if tn < 0:
                 tn = cnp.PyArray_TYPE(a)
@@ -1725,7 +1750,6 @@ cdef class Program:
             if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
                     or not cnp.PyArray_ISCARRAY_RO(a)):
                 return None
-            m = modes[i]
             tiled[i] = 0
             if m == c'F':
                 need = n
@@ -1757,18 +1781,30 @@ cdef class Program:
                 tiled[i] = 0
             if cnp.PyArray_SIZE(a) != need:
                 return None
+        if tn < 0:
+            return None             # no array input: nothing says the dtype
+        for i in range(nin):        # a scalar of another dtype would promote: general path
+            if local[i]:
+                x = inputs[i]
+                if type(x) is not (_NP_FLOAT64 if tn == cnp.NPY_DOUBLE else _NP_FLOAT32):
+                    return None
+                sval[i] = PyFloat_AsDouble(x)   # exact for both (a float32 widens exactly)
+                fval[i] = <float>sval[i]
         nt = self._nthreads(num_threads)
         nbytes = n * (8 if tn == cnp.NPY_DOUBLE else 4)
         w = self._acquire(&tmp)
         try:
             _work_tables(w, <int>nin, <int>nout)
             for i in range(nin):
-                w.in_base[i] = <char*>cnp.PyArray_DATA(<cnp.ndarray>inputs[i])
+                if local[i]:
+                    w.in_base[i] = <char*>&sval[i] if tn == cnp.NPY_DOUBLE else <char*>&fval[i]
+                else:
+                    w.in_base[i] = <char*>cnp.PyArray_DATA(<cnp.ndarray>inputs[i])
                 w.imode[i] = imode[i]
             for k in range(nout):
                 out_str[2 * k] = cols
                 out_str[2 * k + 1] = 1
-            res = self._bind_outputs(w, out, nd, dims, tn, nbytes, inputs, in_str, cols)
+            res = self._bind_outputs(w, out, nd, dims, tn, nbytes, inputs, in_str, cols, local)
             if res is None:
                 return None
             space[0] = rows

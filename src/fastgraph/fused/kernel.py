@@ -863,26 +863,19 @@ class FusedKernel:
 
 class BroadcastCall:
     """``FusedKernel.broadcast_call``'s result: ``f(*inputs, out=None, dtype=None)``."""
-    __slots__ = ("k", "shape", "cols", "modes", "name", "_c", "_scalars")
+    __slots__ = ("k", "shape", "cols", "modes", "name", "_c")
     elementwise = True
 
     def __init__(self, k, shape, cols, modes):
         self.k, self.shape, self.cols, self.modes, self.name = k, shape, cols, modes, k.name
         self._c = k._prog.bcast_call
-        self._scalars = [i for i, m in enumerate(modes.decode()) if m == "S"]
 
     def __call__(self, *inputs, out=None, dtype=None):
+        # the C path takes NumPy scalars in scalar slots itself (a plan feeds 0-d values, such
+        # as a learning rate, as NumPy scalars); anything it declines takes the general path
         if dtype is None or (inputs and type(inputs[0]) is np.ndarray
                              and inputs[0].dtype == dtype):
-            ins = inputs
-            # a plan feeds 0-d values as NumPy scalars (a learning rate, a loss scale): as 0-d
-            # arrays of their own dtype they take the C path too (else ~30 us more per call)
-            for i in self._scalars:
-                if isinstance(inputs[i], np.generic):
-                    ins = tuple([np.asarray(x) if isinstance(x, np.generic) else x
-                                 for x in inputs])
-                    break
-            res = self._c(ins, out, self.shape, self.cols, self.modes, None)
+            res = self._c(inputs, out, self.shape, self.cols, self.modes, None)
             if res is not None:
                 return res
         return self.k(*inputs, out=out, dtype=dtype)

@@ -233,9 +233,9 @@ class Plan:
                 f = p.fn if kind == "call" else (ufunc_of(p) if p.buf >= 0 else p.op.forward)
                 ins = tuple(slot[id(q)] for q in p.inputs)
                 if p.inplace is not None:   # out= the variable's array, read at run time
-                    f = _out_last(f)
-                    ins = ins + (slot[id(p.inplace)],)
-                steps.append((f, ins, s, kw, len(ins)))
+                    steps.append((f, ins, s, kw, -1 - slot[id(p.inplace)]))
+                else:
+                    steps.append((f, ins, s, kw, len(ins)))
             elif kind == "proj":
                 steps.append((_proj(p.index), (slot[id(p.inputs[0])],), s, {}, 1))
             elif kind == "assign":
@@ -260,11 +260,14 @@ class Plan:
                 if v is UNINIT:
                     uninit(idx)
                 R[s] = v
+            # n: the number of inputs, or -1 - the slot of the array an in-place step writes
             for f, ins, o, kw, n in steps:
                 if n == 2:
                     R[o] = f(R[ins[0]], R[ins[1]], **kw)
                 elif n == 1:
                     R[o] = f(R[ins[0]], **kw)
+                elif n < 0:
+                    R[o] = f(*[R[i] for i in ins], out=R[-1 - n], **kw)
                 else:
                     R[o] = f(*[R[i] for i in ins], **kw)
             for idx, s, conv in commits:
@@ -352,13 +355,6 @@ def _short(v):
 
 def _ident(v):
     return v
-
-
-def _out_last(f):
-    """``f`` taking its ``out=`` array as the last positional argument (the loop executor)."""
-    def g(*args, **kw):
-        return f(*args[:-1], out=args[-1], **kw)
-    return g
 
 
 def _proj(k):
