@@ -157,6 +157,11 @@ def _fmt_meta(meta: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in meta.items())
 
 
+#: ``compare(settle=...)`` for benchmarks whose candidates run thread pools (BLAS, OpenMP, XLA):
+#: long enough for OpenBLAS's workers (~0.1 s of spinning after a call) to go idle
+SETTLE_S = 0.15
+
+
 def compare(
     name: str,
     candidates: Mapping[str, Callable[[], Any]],
@@ -168,6 +173,7 @@ def compare(
     reference: str = "fastgraph",
     meta: Mapping[str, Any] | None = None,
     disable_gc: bool = True,
+    settle: float = 0.0,
 ) -> Result:
     """Time zero-argument callables side by side.
 
@@ -178,7 +184,9 @@ def compare(
     spinning for a while after its calls (OpenBLAS's ~0.1 s, PyTorch's OpenMP pool) and slow
     whichever candidate comes next; with a fixed order that was always the same candidate.
     With ``faults=True`` the minor page faults per call are recorded as well (POSIX only): they
-    reveal fresh allocations that a timing alone hides.
+    reveal fresh allocations that a timing alone hides.  ``settle`` seconds of sleep before each
+    timed block let the previous candidate's spinning threads go idle, so every candidate starts
+    from the same quiet state instead of sharing the cores with whichever ran before it.
 
     >>> r = compare("noop", {"fastgraph": lambda: None, "peer": lambda: None}, rounds=2)
     >>> sorted(r.stats)
@@ -186,8 +194,8 @@ def compare(
     """
     if not candidates:
         raise ValueError("compare() needs at least one candidate")
-    if rounds < 1 or number < 1 or warmup < 0:
-        raise ValueError("rounds and number must be >= 1 and warmup >= 0")
+    if rounds < 1 or number < 1 or warmup < 0 or settle < 0:
+        raise ValueError("rounds and number must be >= 1, warmup and settle >= 0")
     names = list(candidates)
     stats = {n: Stats(n) for n in names}
     for n in names:
@@ -200,6 +208,8 @@ def compare(
         for r in range(rounds):
             for n in random.Random(r).sample(names, len(names)):
                 fn = candidates[n]
+                if settle > 0:
+                    time.sleep(settle)
                 if disable_gc:
                     gc.collect(1)  # the young generations: what the rounds themselves left
                     gc.disable()

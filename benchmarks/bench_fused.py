@@ -77,7 +77,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._timing import compare, peers, print_results, script_main  # noqa: E402
+from benchmarks._timing import (  # noqa: E402
+    SETTLE_S, compare, peers, print_results, script_main)
 
 N_FULL = 10_000_000
 N_QUICK = 1_000_000
@@ -419,9 +420,9 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
     meta = {"n": n, "dtype": "float64", "threads": nthreads}
     probe = floor_probe(n)
     r_fwd = compare(f"fused forward n={n:,}", {**fwd, FLOOR_PROBE: probe}, rounds=rounds,
-                    warmup=1, faults=True, reference=reference, meta=meta)
+                    warmup=1, faults=True, reference=reference, meta=meta, settle=SETTLE_S)
     r_grd = compare(f"fused forward+grad n={n:,}", {**grd, FLOOR_PROBE: probe}, rounds=rounds,
-                    warmup=1, faults=True, reference=reference, meta=meta)
+                    warmup=1, faults=True, reference=reference, meta=meta, settle=SETTLE_S)
     floors = {"forward": memory_floor(r_fwd, _FORWARD_ARRAYS, n),
               "forward_grad": memory_floor(r_grd, _GRAD_ARRAYS, n)}
     peaks = {"forward": {k: peak_extra_mb(v) for k, v in fwd.items()},

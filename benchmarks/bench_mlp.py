@@ -139,7 +139,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._timing import compare, peers, print_results, script_main  # noqa: E402
+from benchmarks._timing import (  # noqa: E402
+    SETTLE_S, compare, peers, print_results, script_main)
 
 SIZES = (784, 256, 256, 10)
 BATCH = 128
@@ -413,7 +414,8 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
     n = 10 if quick else STEPS
     res = compare(f"MLP step {'-'.join(map(str, SIZES))} batch {BATCH} float32",
                   {k: _steps(s, n) for k, s in steps.items()}, rounds=3 if quick else 21,
-                  warmup=1, number=1, meta={"steps_per_round": n, "threads": nthreads})
+                  warmup=1, number=1, settle=SETTLE_S,
+                  meta={"steps_per_round": n, "threads": nthreads, "settle_s": SETTLE_S})
     for st in res.stats.values():  # report per training step
         st.times = [t / n for t in st.times]
     ms = {k: 1e3 * res.stats[k].median for k in steps}
