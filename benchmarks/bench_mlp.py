@@ -126,6 +126,14 @@ Instrumented, the plan's non-GEMM steps sum to ~90 us warm but take 2-4x that in
 under load (the W1 update 25 -> 180 us: memory traffic shared with the host's other guests),
 so the margin to 0.9x moves with the load more than with the code.
 
+Since ``compare`` sleeps ``SETTLE_S`` (0.15 s) before each candidate's block, every candidate
+starts with the previous one's threads idle.  PyTorch had been the one to suffer: running after
+an OpenBLAS candidate (six of the seven here) its step took 3.4-4.2 ms at 2 threads, settled
+2.1-2.2 ms, so the eager ratio to PyTorch is 0.78-0.82x rather than the 0.35-0.51x reported
+above (0.808x at one thread, as before).  The others moved within the noise: ``@fg.function``
+0.925 and 0.964x (per round 0.918, 0.976), static 0.956 and 0.884x at 2 threads; at one thread
+``@fg.function`` 0.876x (per round 0.943), static 0.915x.
+
 Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
 """
 from __future__ import annotations
