@@ -157,8 +157,10 @@ def _fmt_meta(meta: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in meta.items())
 
 
-#: ``compare(settle=...)`` for benchmarks whose candidates run thread pools (BLAS, OpenMP, XLA):
-#: long enough for OpenBLAS's workers (~0.1 s of spinning after a call) to go idle
+#: ``compare(settle=...)`` for benchmarks whose candidates run thread pools (BLAS, OpenMP, XLA)
+#: in blocks of tens of milliseconds: long enough for OpenBLAS's workers (~0.1 s of spinning after
+#: a call) to go idle.  Not for short blocks: on this VM a sleeping vCPU comes back slowly, and a
+#: 0.3 ms compiled graph run 10 times after the pause measured 1.1 ms (bench_compile keeps none)
 SETTLE_S = 0.15
 
 
@@ -185,8 +187,10 @@ def compare(
     whichever candidate comes next; with a fixed order that was always the same candidate.
     With ``faults=True`` the minor page faults per call are recorded as well (POSIX only): they
     reveal fresh allocations that a timing alone hides.  ``settle`` seconds of sleep before each
-    timed block let the previous candidate's spinning threads go idle, so every candidate starts
-    from the same quiet state instead of sharing the cores with whichever ran before it.
+    timed block let the previous candidate's spinning threads go idle, so no candidate shares
+    the cores with whichever ran before it; one untimed call then wakes the (virtual) CPU and
+    the candidate's own threads -- without it, a short block paid the wake-up after the sleep
+    (a 0.3 ms compiled graph measured at 1.2 ms).
 
     >>> r = compare("noop", {"fastgraph": lambda: None, "peer": lambda: None}, rounds=2)
     >>> sorted(r.stats)
@@ -210,6 +214,7 @@ def compare(
                 fn = candidates[n]
                 if settle > 0:
                     time.sleep(settle)
+                    fn()        # untimed: wakes the machine and the candidate's own threads
                 if disable_gc:
                     gc.collect(1)  # the young generations: what the rounds themselves left
                     gc.disable()
