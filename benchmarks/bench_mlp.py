@@ -132,7 +132,9 @@ an OpenBLAS candidate (six of the seven here) its step took 3.4-4.2 ms at 2 thre
 2.1-2.2 ms, so the eager ratio to PyTorch is 0.78-0.82x rather than the 0.35-0.51x reported
 above (0.808x at one thread, as before).  The others moved within the noise: ``@fg.function``
 0.925 and 0.964x (per round 0.918, 0.976), static 0.956 and 0.884x at 2 threads; at one thread
-``@fg.function`` 0.876x (per round 0.943), static 0.915x.
+``@fg.function`` 0.876x (per round 0.943), static 0.915x.  With one untimed call after each pause
+(the final method), two more runs at 2 threads: ``@fg.function`` 1.008 and 0.834x (per round
+0.956, 0.831), static 0.869 and 0.896x, eager 0.796 and 0.725x PyTorch.
 
 Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
 """
