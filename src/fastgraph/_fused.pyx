@@ -315,6 +315,26 @@ cdef extern from *:
        results do not depend on it. */
     #define FG__NMAX 3
     #define FG__EACH(S) _Pragma("GCC unroll 4") for (int j = 0; j < N; j++) { S; }
+    /* The range reduction both share: X = K ln2 / SC + R, |R| <= ln2 / (2 SC), with
+       KM = K + FG_MAGIC (K's integer in its low bits, for FG__POW2) and ln2 in two parts. */
+    #define FG__REDUCE(X, KM, K, R, SC) \
+        FG__EACH(KM[j] = _mm256_fmadd_pd(X[j], FG__C4(SC * FG_LOG2E), FG__C4(FG_MAGIC))) \
+        FG__EACH(K[j] = _mm256_sub_pd(KM[j], FG__C4(FG_MAGIC))) \
+        FG__EACH(R[j] = _mm256_fnmadd_pd(K[j], FG__C4(FG_LN2HI / SC), X[j])) \
+        FG__EACH(R[j] = _mm256_fnmadd_pd(K[j], FG__C4(FG_LN2LO / SC), R[j]))
+    /* F P(t), fg__exp_den's polynomial in t = r^2, evaluated from T = t / S2 (T2 = T^2): the
+       coefficients scaled by F and powers of S2 (powers of two, so exactly) */
+    #define FG__EXP_DEN_POLY(T, T2, PA, PB, P, F, S2) \
+        FG__EACH(PA[j] = _mm256_fmadd_pd(T[j], FG__C4((F) * (S2) * FG__EXP_P2), \
+                                         FG__C4((F) * FG__EXP_P1))) \
+        FG__EACH(PB[j] = _mm256_fmadd_pd(T[j], FG__C4((F) * (S2) * (S2) * (S2) * FG__EXP_P4), \
+                                         FG__C4((F) * (S2) * (S2) * FG__EXP_P3))) \
+        FG__EACH(PB[j] = _mm256_fmadd_pd( \
+            T2[j], FG__C4((F) * (S2) * (S2) * (S2) * (S2) * FG__EXP_P5), PB[j])) \
+        FG__EACH(P[j] = _mm256_fmadd_pd(T2[j], PB[j], PA[j]))
+    /* 2^(K + E) from KM = K + FG_MAGIC, built in the exponent field */
+    #define FG__POW2(KM, E) _mm256_castsi256_pd(_mm256_slli_epi64( \
+        _mm256_add_epi64(_mm256_castpd_si256(KM), _mm256_set1_epi64x(1023 + (E))), 52))
     FG_AVX2 static inline __attribute__((always_inline)) void fg__tanh4n(
             double *d, const double *a, const int N) {
         __m256d sign[FG__NMAX], ax[FG__NMAX], km[FG__NMAX], k[FG__NMAX], h[FG__NMAX];
@@ -324,19 +344,11 @@ cdef extern from *:
         FG__EACH(sign[j] = _mm256_and_pd(ax[j], FG__C4(-0.0)))
         FG__EACH(ax[j] = _mm256_andnot_pd(FG__C4(-0.0), ax[j]))   /* |x|, beside the sign */
         FG__EACH(ax[j] = _mm256_min_pd(FG__C4(20.0), ax[j]))      /* (20 < ax) ? 20 : ax: NaN passes */
-        FG__EACH(km[j] = _mm256_fmadd_pd(ax[j], FG__C4(2.0 * FG_LOG2E), FG__C4(FG_MAGIC)))
-        FG__EACH(k[j] = _mm256_sub_pd(km[j], FG__C4(FG_MAGIC)))
-        FG__EACH(h[j] = _mm256_fnmadd_pd(k[j], FG__C4(0.5 * FG_LN2HI), ax[j]))
-        FG__EACH(h[j] = _mm256_fnmadd_pd(k[j], FG__C4(0.5 * FG_LN2LO), h[j]))
-        FG__EACH(S[j] = _mm256_castsi256_pd(_mm256_slli_epi64(
-            _mm256_add_epi64(_mm256_castpd_si256(km[j]), _mm256_set1_epi64x(1023)), 52)))
-        /* fg__exp_den's polynomial in t = r^2 = 4u, times 2 */
+        FG__REDUCE(ax, km, k, h, 2.0)                            /* h = r / 2, r of 2|x| */
+        FG__EACH(S[j] = FG__POW2(km[j], 0))
         FG__EACH(u[j] = _mm256_mul_pd(h[j], h[j]))
         FG__EACH(u2[j] = _mm256_mul_pd(u[j], u[j]))
-        FG__EACH(pa[j] = _mm256_fmadd_pd(u[j], FG__C4(8.0 * FG__EXP_P2), FG__C4(2.0 * FG__EXP_P1)))
-        FG__EACH(pb[j] = _mm256_fmadd_pd(u[j], FG__C4(128.0 * FG__EXP_P4), FG__C4(32.0 * FG__EXP_P3)))
-        FG__EACH(pb[j] = _mm256_fmadd_pd(u2[j], FG__C4(512.0 * FG__EXP_P5), pb[j]))
-        FG__EACH(p[j] = _mm256_fmadd_pd(u2[j], pb[j], pa[j]))
+        FG__EXP_DEN_POLY(u, u2, pa, pb, p, 2.0, 4.0)              /* 2 P(t), t = r^2 = 4u */
         FG__EACH(D[j] = _mm256_fmadd_pd(u[j], p[j], _mm256_sub_pd(FG__C4(1.0), h[j])))  /* D / 2 */
         FG__EACH(Sh[j] = _mm256_mul_pd(_mm256_add_pd(S[j], S[j]), h[j]))               /* exact */
         FG__EACH(num[j] = _mm256_fmadd_pd(_mm256_sub_pd(S[j], FG__C4(1.0)), D[j], Sh[j]))
@@ -351,19 +363,12 @@ cdef extern from *:
         FG__EACH(x[j] = _mm256_loadu_pd(a + 4 * j))
         FG__EACH(z[j] = _mm256_or_pd(x[j], FG__C4(-0.0)))               /* -|x| */
         FG__EACH(z[j] = _mm256_max_pd(FG__C4(-746.0), z[j]))             /* NaN passes */
-        FG__EACH(km[j] = _mm256_fmadd_pd(z[j], FG__C4(FG_LOG2E), FG__C4(FG_MAGIC)))
-        FG__EACH(k[j] = _mm256_sub_pd(km[j], FG__C4(FG_MAGIC)))
-        FG__EACH(r[j] = _mm256_fnmadd_pd(k[j], FG__C4(FG_LN2HI), z[j]))
-        FG__EACH(r[j] = _mm256_fnmadd_pd(k[j], FG__C4(FG_LN2LO), r[j]))
+        FG__REDUCE(z, km, k, r, 1.0)
         FG__EACH(t[j] = _mm256_mul_pd(r[j], r[j]))
         FG__EACH(t2[j] = _mm256_mul_pd(t[j], t[j]))
-        FG__EACH(pa[j] = _mm256_fmadd_pd(t[j], FG__C4(FG__EXP_P2), FG__C4(FG__EXP_P1)))
-        FG__EACH(pb[j] = _mm256_fmadd_pd(t[j], FG__C4(FG__EXP_P4), FG__C4(FG__EXP_P3)))
-        FG__EACH(pb[j] = _mm256_fmadd_pd(t2[j], FG__C4(FG__EXP_P5), pb[j]))
-        FG__EACH(p[j] = _mm256_fmadd_pd(t2[j], pb[j], pa[j]))
+        FG__EXP_DEN_POLY(t, t2, pa, pb, p, 1.0, 1.0)
         FG__EACH(D[j] = _mm256_fmadd_pd(t[j], p[j], _mm256_sub_pd(FG__C4(2.0), r[j])))
-        FG__EACH(S[j] = _mm256_castsi256_pd(_mm256_slli_epi64(             /* 2^(k+54) */
-            _mm256_add_epi64(_mm256_castpd_si256(km[j]), _mm256_set1_epi64x(1023 + 54)), 52)))
+        FG__EACH(S[j] = FG__POW2(km[j], 54))                              /* 2^(k+54) */
         FG__EACH(SN[j] = _mm256_mul_pd(_mm256_fmadd_pd(r[j], FG__C4(2.0), D[j]), S[j]))  /* e D 2^54 */
         FG__EACH(den[j] = _mm256_fmadd_pd(SN[j], FG__C4(5.551115123125783e-17), D[j]))
         FG__EACH(pos[j] = _mm256_cmp_pd(x[j], _mm256_setzero_pd(), _CMP_GE_OQ))
@@ -411,7 +416,7 @@ cdef extern from *:
     /* ---- the block loops of the VM's plain ("c") ops.  Written once here and compiled twice,
        baseline and AVX2, like the transcendentals above.  Never contracted into FMA
        instructions: a*b+c must round twice, exactly as the unfused NumPy ops do. ---- */
-    #include "_grad_rules.h"     /* tanh_grad, sigmoid_grad: shared with the tape */
+    #include "_grad_rules.h"     /* tanh_grad, sigmoid_grad, mul_greater: shared with the tape */
     #include "_fp_exact_begin.h"
     #if defined(__GNUC__) && !defined(__clang__)
     #  pragma GCC optimize("no-math-errno")
@@ -433,7 +438,8 @@ cdef extern from *:
         case K_DIVIDE: FG_LOOP(d[i] = x / b[i]) \
         case K_FMA: FG_LOOP(elem p = x * b[i]; d[i] = p + c[i]) \
         case K_NFMA: FG_LOOP(elem p = x * b[i]; d[i] = c[i] - p) \
-        case K_MUL_GREATER: FG_LOOP(elem m = b[i] > c[i] ? one : zero; d[i] = x * m) \
+        case K_MUL_GREATER: FG_LOOP(elem y = b[i]; elem z = c[i]; \
+                                    d[i] = FG_MUL_GREATER(elem, x, y, z)) \
         case K_NEGATIVE: FG_LOOP(d[i] = -x) \
         case K_SQUARE: FG_LOOP(d[i] = x * x) \
         case K_RECIPROCAL: FG_LOOP(d[i] = one / x) \

@@ -8,4 +8,8 @@
 #define FG_TANH_GRAD(T, t, g) ((g) * ((T)1 - (t) * (t)))
 /* sigmoid_grad(s, g) = g * s * (1 - s), s = sigmoid(x) */
 #define FG_SIGMOID_GRAD(T, s, g) (((g) * (s)) * ((T)1 - (s)))
+/* mul_greater(g, x, y) = g * (x > y), NumPy's g * (x > y): the mask cast to 1.0 / 0.0, one exact
+   product (relu's gradient with y = 0).  isgreater: a quiet compare, so a NaN raises no flag
+   NumPy would not. */
+#define FG_MUL_GREATER(T, g, x, y) ((g) * (T)isgreater((x), (y)))
 #endif

@@ -63,11 +63,9 @@ cdef extern from *:
     FG_LOOP2(fg_tanh_grad_f, float, FG_TANH_GRAD(float, a, b))
     FG_LOOP2(fg_sigmoid_grad_d, double, FG_SIGMOID_GRAD(double, a, b))
     FG_LOOP2(fg_sigmoid_grad_f, float, FG_SIGMOID_GRAD(float, a, b))
-    /* relu_grad(x, g) = g * (x > 0): NumPy's g * (x > 0) -- the mask cast to 1.0 / 0.0, one
-       exact product -- in one pass, without the boolean temporary.  isgreater: a quiet compare,
-       so a NaN in x raises no flag NumPy would not. */
-    FG_LOOP2(fg_relu_grad_d, double, b * (double)isgreater(a, 0.0))
-    FG_LOOP2(fg_relu_grad_f, float, b * (float)isgreater(a, 0.0f))
+    /* relu_grad(x, g) = g * (x > 0) in one pass, without the boolean temporary */
+    FG_LOOP2(fg_relu_grad_d, double, FG_MUL_GREATER(double, b, a, 0.0))
+    FG_LOOP2(fg_relu_grad_f, float, FG_MUL_GREATER(float, b, a, 0.0f))
     /* The sum of the R rows of a C-contiguous (R, C) array, C >= 2: NumPy's add.reduce over
        leading axes adds the rows in order to its identity, +0.0 (pairwise summation is only for
        a reduction along the contiguous axis; the +0.0 shows in a column of -0.0s), so this is
