@@ -288,8 +288,9 @@ def _fuse_pairs(nodes, outs):
             used[a.cid] = used.get(a.cid, 0) + 1
     out_ids = {o.cid for o in outs}
 
-    def single_product(m):
-        return (m.kind == "op" and m.name == "multiply" and used.get(m.cid, 0) == 1
+    def single_use(m, name):
+        """``m`` is op ``name`` and only its one consumer reads it (not an output)."""
+        return (m.kind == "op" and m.name == name and used.get(m.cid, 0) == 1
                 and m.cid not in out_ids)
 
     for n in nodes:
@@ -298,12 +299,12 @@ def _fuse_pairs(nodes, outs):
         if n.name == "add":
             for i in (0, 1):
                 m = n.args[i]
-                if single_product(m):
+                if single_use(m, "multiply"):
                     n.name = "fma"
                     n.args = (m.args[0], m.args[1], n.args[1 - i])
                     used[m.cid] = 0
                     break
-        elif n.name == "subtract" and single_product(n.args[1]):
+        elif n.name == "subtract" and single_use(n.args[1], "multiply"):
             m = n.args[1]
             n.name = "nfma"
             n.args = (m.args[0], m.args[1], n.args[0])
@@ -311,8 +312,7 @@ def _fuse_pairs(nodes, outs):
         elif n.name == "multiply":
             for i in (0, 1):
                 m = n.args[i]
-                if (m.kind == "op" and m.name == "greater" and used.get(m.cid, 0) == 1
-                        and m.cid not in out_ids):
+                if single_use(m, "greater"):
                     n.name = "mul_greater"
                     n.args = (n.args[1 - i], m.args[0], m.args[1])
                     used[m.cid] = 0
