@@ -26,39 +26,14 @@ mark above the level before the call (Linux ``/proc/self/clear_refs``), in MB.
 Method: ``benchmarks._timing.compare`` (interleaved rounds, medians, one warm-up call, which
 absorbs JIT compilation); every candidate's result is checked against NumPy's first.
 
-Measured (2-core AMD EPYC VM shared with other jobs, 2026-11-30; 2 threads; n = 10,000,000;
-medians of 7 rounds; floor at 20.2 GB/s: 19.8 ms forward, 31.7 ms forward+grad):
+The dated measurements are in docs/measurements.md.
 
-    forward       fastgraph 40.2 ms (min 31.6; 2.0x floor, 1.75-1.8x in quieter runs)  JAX jit 71.6
-                  TF XLA 87.7  torch.compile 107  numexpr 257  NumPy out= 312  NumPy 530  torch 752
-    forward+grad  fastgraph 60.2 ms (1.9x floor)  JAX jit 193  numexpr 267  TF XLA 281
-                  NumPy out= 329  torch.compile 350  torch 680  NumPy 1160 ms
-    page faults per call: fastgraph 0 (JAX/XLA/torch.compile: one output's worth or more)
-
-Re-measured 2026-12-01 after the float64 tanh/sigmoid loops were written with AVX2 intrinsics
-(three runs, 2 threads, n = 10,000,000): forward fastgraph 23.8-26.1 ms median, 1.38, 1.43 and
-1.61x the floor (target 1.5x), 0.39x TF XLA and 0.45x JAX jit; forward+grad 1.39-1.65x the floor.
-
-Re-measured 2026-12-01 (later, four runs): forward 24.2-30.1 ms, 1.42, 1.48, 1.57, 1.43x the
-floor (the floor 16.4-21.2 ms: the streaming probe gains more from a quiet machine than the
-compute-bound kernel does), 0.30-0.38x TF XLA; forward+grad 38-54 ms, 1.41-1.93x its floor,
-after the reductions' sums went from 4 dependent chains to 16 accumulators (sum(x*x) over 10M:
-5.4 -> 3.8 ms at 2 threads).  perf on the forward at one thread: tanh 17%, sigmoid 21%, the
-four arithmetic passes 17% (mostly the first, which reads a, b and c from memory); 70% of the
-tanh loop's samples wait on its one division -- the chain of ~60 cycles per 4 lanes, more
-than the out-of-order window covers, not the divider's throughput.
-
-Re-measured 2026-12-01 (fifth session; a heavily shared VM: TF XLA 93 ms, NumPy out= 289 ms)
-after the float64 tanh/sigmoid loops began running three 4-lane chains side by side (in cache
-tanh 1.04 -> 0.96, sigmoid 1.30 -> 1.05 ns/element) and the probe moved into the candidates'
-rounds: forward 25.8 ms median, 1.42x the floor (per round 1.36x), 0.28x TF XLA, 0.44x JAX jit;
-forward+grad 41.5 ms, 1.05x its floor (per round 1.25x), 0.14x TF XLA; 0 faults per call.
-
-Where the forward time goes: the kernel is compute-bound, not memory-bound. In cache, one thread
-spends ~5.7 ns/element (tanh ~1.5, sigmoid ~2.3, the four multiply/fma passes ~1.7), so two
-threads need ~28 ms for 10M elements against a ~18-20 ms floor; prefetching the next block's
-inputs did not help (the hardware prefetcher already streams them).  The 1.5x-floor target needs
-cheaper tanh/sigmoid (both latency-bound on one division each) rather than less memory traffic.
+Where the forward time goes (re-measured 2026-12-01): one thread computes ~3 ns per element in
+cache (AVX2 tanh ~1.0-1.4, sigmoid ~1.1, each arithmetic instruction ~0.14), two threads ~1.5,
+under the ~1.9 ns per element the memory floor allows; on 10M elements the kernel runs at
+2.4-2.75 ns per element, as the latency-bound tanh/sigmoid loops and the input streams overlap
+only in part.  Blocks of 128-2048 elements, software prefetch and non-temporal stores made no
+difference.
 
 Run: ``python benchmarks/bench_fused.py [--quick] [--json out.json]``.
 """

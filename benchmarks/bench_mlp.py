@@ -22,119 +22,22 @@ Why it matters: at this size the GEMMs cost about as much as everything else tog
 gap to the hand-written NumPy step *is* the framework's overhead (tape, temporaries, dispatch).
 Targets: eager <= 0.9x PyTorch eager; static <= 1.0x NumPy; ``@fg.function`` <= 0.9x NumPy.
 
-Method: 50 training steps per round after one warm-up round, interleaved by
-``benchmarks._timing.compare``; the median per-step time over rounds. The losses of the first
-step are checked to agree across candidates.
+Method: ``benchmarks._timing.compare``: 21 rounds of 50 training steps per candidate, in a
+shuffled order each round, after one warm-up round; each block starts after a 0.15 s pause and
+one untimed step (``settle``), so no candidate shares the cores with the previous one's spinning
+BLAS/OpenMP threads.  Ratios are printed from the medians and as the median of per-round ratios.
+The losses of the first step are checked to agree across candidates.
 
-Measured (2-core AMD EPYC KVM guest shared with two other busy jobs, so +-10% between runs;
-``--threads 1``, medians of 7 rounds of 50 steps), ratios to NumPy by hand over three runs:
-fastgraph static 0.99-1.05 (was 1.12-1.15), ``@fg.function`` 0.99-1.09 (was 1.08-1.11); NumPy by
-hand 2.4-2.9 ms per step under that load, ~1.4 ms on a quiet core.  Default threads (2): static
-1.18, ``@fg.function`` 1.15 (multi-threaded BLAS stalls on this loaded machine).
-
-Re-measured 2026-11-30 after the VM's arithmetic loops got their AVX2 copy (same shared VM):
-default threads (2): eager 0.472x torch, static 1.13x and ``@fg.function`` 1.09x NumPy (equal
-minima: 1.40 / 1.38 / 1.40 ms); ``--threads 1``: eager 0.977x torch (2.98 vs 3.05 ms), static
-1.055x, ``@fg.function`` 1.14x NumPy.
-
-Eager at one thread, re-measured 2026-12-01 (interleaved, 25 rounds of 20 steps, min ratios, same
-loaded VM): 0.83-0.85x torch (was 0.95-0.98x in the same runs), 1.04-1.06x NumPy by hand (was
-1.11-1.23x).  Where the gap to NumPy by hand was: not the GEMMs (each of the 8 times the same as
-NumPy's in place, min of 1,500; fresh vs ``out=`` outputs make no difference, nor does a caching
-allocator; 0 page faults per step either way) but CPU time around them (perf, per step): Python
-+500 us and NumPy's elementwise work +270 us under load.  Removed: the optimizer's temporary
-(one compiled in-place pass), the matmul VJP rules' Python frames (np.matmul on transposed views
-called from the walker), the bias gradients' ``sum_to_like`` frames, relu's slow scalar-operand
-``np.maximum`` (NumPy's loop against zeros, ~3x faster) and its mask temporary (one pass), and
-``np.shape`` on the logits Tensor in ``cross_entropy``.  Left (perf, under load): ~240 us more
-Python than NumPy by hand (about 230 function calls per step: the recorder's ops, the rules of
-``log_softmax``/``pick``/``mean``, leaf delivery, the optimizer loop).
-
-Re-measured 2026-12-01 after ``fg.cross_entropy`` became one op (with a one-pass gradient op)
-and ``@fg.function`` learned ``donate_argnums`` (same loaded VM, medians of 7 rounds, two runs):
-``--threads 1``: eager 0.77-0.83x torch, static 0.96-1.04x and ``@fg.function`` 0.97-1.12x NumPy
-by hand; default threads (2): eager 0.42-0.50x torch, static 1.06-1.13x, ``@fg.function``
-1.03-1.30x NumPy.  The ``@fg.function`` candidate is now the whole step (its plan is the static
-train op's: updates fused and written into the donated parameters); the grads-only form is
-reported as ``fastgraph_function_grads``.
-
-Where the time goes (static, per step): the 8 GEMMs are ~75-80% and the same calls as NumPy's;
-callgrind counts 23.7M instructions per step for static and 23.6M for NumPy by hand, so the
-candidates do the same work and the ratios above are the VM's noise.  The plan: folded gradient
-seeds, one cross-entropy step and one gradient step, bias + ReLU in one C broadcast kernel, the
-ReLU mask recomputed in the backward kernel, transposes read as views, bias gradients as
-``np.add.reduce(out=)``, updates fused and written into the variables (one pass over W1 where
-NumPy by hand makes two).  The 0.9x target for ``@fg.function`` would need faster GEMMs than
-OpenBLAS's: tried and dropped -- GEMM with ``beta=1`` through SciPy's BLAS so the update needs no
-pass (SciPy's OpenBLAS build was ~10% slower on these shapes), and splitting a GEMM across two
-threads by rows (slower than OpenBLAS's own two threads, and not bit-identical).
-
-Re-measured 2026-12-01 after ``cross_entropy``'s loss and gradient became one C pass each
-(``_softmax.pyx``: 21 -> 5 us and 27-38 -> 6 us on (128, 10), the same bits), six runs per
-thread count (four of 7 rounds, two of 21), same shared VM: default threads (2): eager
-0.35-0.40x torch, static 0.90-1.05x and ``@fg.function`` 0.88-0.98x NumPy by hand;
-``--threads 1``: eager 0.75-0.83x torch, static 0.94-1.07x, ``@fg.function`` 0.92-0.98x.  The
-median of per-round ratios (each candidate against NumPy in the same round, 60 rounds of 20
-steps): static 0.94-0.96x, ``@fg.function`` 0.93-0.95x.  The plan's steps outside the GEMMs now
-take ~170 us against NumPy by hand's ~330 us; the GEMMs are the same calls.
-
-After ``compare`` began shuffling the candidates' order every round (before, the static
-candidate always ran right after torch and paid for torch's still-spinning threads: at 2 threads
-it came out 1.03-1.09x in runs where ``@fg.function``, on the same plan, came out 0.91-0.97x), ten
-runs of 21 rounds: static 0.896-0.994x NumPy by hand at 2 threads (six runs) and 0.929-0.988x at
-one (four), medians of per-round ratios 0.924-1.000x: the <= 1.0 target is met; ``@fg.function``
-0.881-1.086x (per-round 0.926-0.973x); eager 0.41-0.51x torch at 2 threads, 0.76-0.84x at one.
-
-GEMM threading, measured and left (2 threads): OpenBLAS's own threads share packed panels and,
-on a quiet core pair, match or beat splitting the rows into blocks that each run a
-single-threaded OpenBLAS call on an OpenMP thread (128x784x256: 340-365 us either way; 1024^3:
-13.0 ms against 14.3-14.8 ms).  Under load from other guests, though, OpenBLAS's two threads ran
-the MLP's GEMMs at one-thread speed (X@W1 560-630 us in place) while the row split kept ~1.4x
-(315-410 us): the whole step's GEMMs 1.94 ms -> 1.44 ms, the step 0.74-0.84x NumPy by hand.
-Not landed because (1) a split only pays when *every* GEMM takes it: splitting some and leaving
-the large ones to OpenBLAS was slower than not splitting (1.02-1.09x), as OpenBLAS's workers
-spin for ~0.1 s after each call and steal the core from the OpenMP worker; (2) a split product
-does not give ``np.matmul``'s bits (see the GEMM floor below), so eager and static would differ;
-(3) it needs NumPy's private OpenBLAS symbols
-(``scipy_cblas_sgemm64_``, ``openblas_set_num_threads_local``).
-
-The GEMM floor (2026-12-01): a ``numpy_gemms_only`` row times the hand-written step's 8 matrix
-products alone, on the same shapes and buffers.  Every fastgraph mode must make exactly these
-calls: OpenBLAS's results depend on how a product is partitioned -- splitting one by rows or
-columns, or running it on 1 thread instead of 2, changed the bits of every float32 shape tried
-(128x784x256 ... 1000^3), so a plan that re-partitioned or paired its products (each on one
-thread, two at once) would no longer give ``np.matmul``'s values, nor eager mode's.  The floor
-is 0.77-0.81x NumPy by hand at 2 threads and 0.85-0.88x at one, so the 0.9x target needs the
-time outside the products cut to ~0.5x NumPy's at 2 threads (~0.2 ms) and to ~0.2x at one
-(~0.06 ms); measured: static 0.3-0.7x and 0.7-0.9x, ``@fg.function`` 0.3-0.8x and 0.5-0.8x (the
-GEMMs' share moves with the load on this shared VM), the rest being the plan's ~17 small steps
-(each paying ~5-10 us for cold caches after a GEMM), the W1 update (a pass over 2.4 MB) and
-the call itself.  After the bias gradients became one C pass (6.5 -> 2.4 us each) and the
-call lost ~7 us, three runs at 2 threads: ``@fg.function`` 0.843, 0.904, 0.946x (per-round
-0.904, 0.953, 0.947), static 0.847, 0.881, 0.928x; at one thread 0.974 and 0.942x.  With the
-cross-entropy's loss and gradient from one pass (10.5 -> 6.3 us), two more: ``@fg.function``
-0.893 and 0.934x (per-round 0.922, 0.931), static 0.938 and 0.913x.  Moving each in-place
-update right after its gradient's product (cache locality) made no measurable difference.
-
-Fifth session (2026-12-01, a more loaded VM: NumPy by hand 1.37-2.1 ms per step): the SGD update
-``p - lr * g`` became one VM instruction (``nfma``: the W1 update 41 -> 25 us warm, NumPy's two
-passes 39 us), relu's gradient mask one (``mul_greater``: 6.6 -> 5.4 us), and the call lost
-~4 us.  Five runs at 2 threads: ``@fg.function`` 0.832, 0.891, 0.903, 0.911, 0.940x (per round
-0.893, 0.902, 0.922, 0.976, 0.942), static 0.810-0.944x and once 1.142x (per round 1.003) in a
-run where its outside-the-products time alone tripled; one thread: 0.934x (per round 0.928).
-Instrumented, the plan's non-GEMM steps sum to ~90 us warm but take 2-4x that inside a step
-under load (the W1 update 25 -> 180 us: memory traffic shared with the host's other guests),
-so the margin to 0.9x moves with the load more than with the code.
-
-Since ``compare`` sleeps ``SETTLE_S`` (0.15 s) before each candidate's block, every candidate
-starts with the previous one's threads idle.  PyTorch had been the one to suffer: running after
-an OpenBLAS candidate (six of the seven here) its step took 3.4-4.2 ms at 2 threads, settled
-2.1-2.2 ms, so the eager ratio to PyTorch is 0.78-0.82x rather than the 0.35-0.51x reported
-above (0.808x at one thread, as before).  The others moved within the noise: ``@fg.function``
-0.925 and 0.964x (per round 0.918, 0.976), static 0.956 and 0.884x at 2 threads; at one thread
-``@fg.function`` 0.876x (per round 0.943), static 0.915x.  With one untimed call after each pause
-(the final method), two more runs at 2 threads: ``@fg.function`` 1.008 and 0.834x (per round
-0.956, 0.831), static 0.869 and 0.896x, eager 0.796 and 0.725x PyTorch.
+Where the time goes: the 8 GEMMs are ~80% of NumPy by hand's step, and every fastgraph mode
+makes exactly NumPy's calls (OpenBLAS's bits depend on how a product is partitioned, so eager,
+static and ``np.matmul`` agree only that way: docs/architecture.md); the ``numpy_gemms_only``
+row is that floor.  The candidates differ in the ~15 small steps around the products: NumPy by
+hand ~350 us per step on the shared development VM, the plan 150-260 us (bias + ReLU in one C
+broadcast kernel, one C pass each for the cross-entropy's loss and gradient, the ReLU masks and
+the SGD updates one VM instruction each, updates written into the parameters).  So the 0.9x
+target needs the plan's part at ~0.55x NumPy's, and the measured ratio moves with the machine's
+load: 0.83-1.01x over the last sessions' runs.  The dated measurements, what each change bought
+and what was tried and dropped are in docs/measurements.md.
 
 Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
 """
