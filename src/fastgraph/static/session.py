@@ -49,9 +49,8 @@ def _flatten(fetches, leaves, graph):
         subs = [_flatten(f, leaves, graph) for f in fetches]
         if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):   # namedtuple
             return lambda vals: t(*[s(vals) for s in subs])
-        if t is list and len(leaves) - start == len(fetches) and all(
-                type(f) in NODE_TYPES or isinstance(f, str) for f in fetches):
-            end = len(leaves)       # a flat list of nodes: its values are one slice
+        if t is list and all(type(f) in NODE_TYPES or isinstance(f, str) for f in fetches):
+            end = len(leaves)       # a flat list of nodes (one leaf each): one slice
             return lambda vals: vals[start:end]
         return lambda vals: t([s(vals) for s in subs])
     raise TypeError(f"Session.run: cannot fetch an object of type {t.__name__}; fetch graph "
