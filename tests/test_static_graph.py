@@ -209,8 +209,8 @@ def test_outputs_do_not_alias_buffers():
 def _chain_graph():
     x = fg.placeholder(fg.float64, (5,), name="x")
     c = fg.constant(2.0) * fg.constant(3.0)          # folds
-    y = (x * 1.0 + 0.0) * c                            # simplifies
-    z = -(-fg.log(fg.exp(y)))                          # simplifies
+    y = (x * 1.0 - 0.0) * c                            # simplifies
+    z = -(-fg.log(fg.exp(y)))                          # -(-.) simplifies, log(exp(.)) does not
     w = fg.sin(z) + fg.sin(z)                          # hash-consed
     u = fg.exp(w) * fg.cos(z) + fg.tanh(w) * 3 - z / 2
     unused = fg.exp(x) * 100                           # pruned  # noqa: F841
@@ -242,10 +242,54 @@ def test_explain_content(monkeypatch):
     # without fusion the chain's steps share planned buffers; with it, one kernel replaces them
     text = fg.Session(disable=("fuse",)).explain(u, {x: np.ones(5)})
     for word in ("[prune]", "[fold]", "[simplify]", "[merge]", "[buffers]", "folded",
-                 "multiply(x, 1) -> x", "log(exp(x)) -> x", "-(-x) -> x", "buffer 0"):
+                 "multiply(x, 1) -> x", "subtract(x, 0.0) -> x", "-(-x) -> x", "buffer 0"):
         assert word in text, word
+    assert "log(exp(x)) -> x" not in text
     assert "exp_1" in text or "exp" in text
     assert "fused kernel" in fg.Session().explain(u, {x: np.ones(5)})
+
+
+_SPECIAL = np.array([-0.0, 0.0, 1e-20, -3.5, 800.0, -800.0, np.inf, -np.inf, np.nan])
+# (expression, whether simplify may drop it): every rewrite it makes must keep eager's bits
+_IDENTITIES = [
+    (lambda x: x + 0.0, False),            # -0.0 + 0.0 is +0.0
+    (lambda x: 0.0 + x, False),
+    (lambda x: x - (-0.0), False),
+    (lambda x: x + (-0.0), True),
+    (lambda x: (-0.0) + x, True),
+    (lambda x: x - 0.0, True),
+    (lambda x: x * 1.0, True),
+    (lambda x: 1.0 * x, True),
+    (lambda x: x / 1.0, True),
+    (lambda x: x ** 1.0, True),
+    (lambda x: -(-x), True),
+    (lambda x: fg.log(fg.exp(x)), False),  # exp overflows to inf and underflows to 0
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", range(len(_IDENTITIES)))
+def test_simplify_keeps_eager_bits_on_special_values(k, dtype):
+    build, droppable = _IDENTITIES[k]
+    v = _SPECIAL.astype(dtype)
+    with np.errstate(all="ignore"):
+        want = np.asarray(build(fg.tensor(v)).numpy())
+    x = fg.placeholder(dtype, (len(v),), name="x")
+    y = build(x)
+    sess = fg.Session()
+    got = sess.run(y, {x: v})
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(got, want)
+    simplified = sess.explain(y, {x: v}).split("[simplify]")[1].split("[merge]")[0]
+    assert ("-> x" in simplified) == droppable, simplified
+
+
+def test_simplify_drops_integer_zero_additions():
+    x = fg.placeholder(np.int64, (3,), name="x")
+    sess = fg.Session()
+    text = sess.explain([x + 0, x - 0], {x: np.arange(3)})
+    assert "add(x, 0) -> x" in text and "subtract(x, 0) -> x" in text
 
 
 def test_feeding_an_intermediate_node_prunes_its_inputs():

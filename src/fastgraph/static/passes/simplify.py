@@ -1,8 +1,11 @@
 """``simplify``: algebraic identities that never change a result's value, shape or dtype.
 
-``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x ** 1``, ``-(-x)``,
-``log(exp(x))``, ``identity(x)``, and casts/reshapes/broadcasts/sum-backs to the same shape and dtype
-all become ``x`` -- only where the concrete shapes and dtypes prove the result unchanged.
+``x * 1``, ``1 * x``, ``x / 1``, ``x ** 1``, ``-(-x)``, ``identity(x)``, casts/reshapes/
+broadcasts/sum-backs to the same shape and dtype, and the additive units that are exact in IEEE
+arithmetic -- ``x + (-0.0)``, ``(-0.0) + x``, ``x - 0.0``, and ``x + 0``/``x - 0`` on integers --
+all become ``x``, only where the concrete shapes and dtypes prove the result unchanged.
+``x + 0.0`` is kept (``-0.0 + 0.0`` is ``+0.0``), and so is ``log(exp(x))`` (``exp`` overflows
+and underflows: ``log(exp(800.0))`` is ``inf``), so a plan gives eager's and NumPy's bits.
 ReLU's gradient mask ``greater(x, 0)`` reads ``relu(x)`` when that is computed anyway; the row
 sums of a one-hot ``put_labels`` of a nonzero constant are that constant.
 """
@@ -29,8 +32,30 @@ def _is_const(q, c) -> bool:
 
 _RIGHT_UNIT = {"add": 0, "subtract": 0, "multiply": 1, "divide": 1, "power": 1}
 _LEFT_UNIT = {"add": 0, "multiply": 1}
+#: the sign of the zero that leaves every float unchanged (``-0.0`` included) under the op
+_EXACT_ZERO_SIGN = {"add": True, "subtract": False}
+
+
+def _exact_unit(name, q, dtype) -> bool:
+    """Whether constant ``q`` (already known equal to the unit) leaves ``x`` unchanged under
+    ``name``: a zero must have the right sign for floats (``x + (-0.0)``, ``x - 0.0``)."""
+    want = _EXACT_ZERO_SIGN.get(name)
+    if want is None or np.dtype(dtype).kind in "iub":
+        return True
+    if np.dtype(dtype).kind != "f":
+        return False
+    try:
+        return bool(np.all(np.signbit(np.asarray(q.value, dtype=np.float64)) == want))
+    except Exception:
+        return False
 _SAME = {"identity", "astype", "reshape", "reshape_like", "broadcast_to", "broadcast_like",
          "sum_to_like", "expand_dims", "squeeze"}
+
+
+def _unit_label(name, u, dtype) -> str:
+    if name in _EXACT_ZERO_SIGN and np.dtype(dtype).kind == "f":
+        return "-0.0" if _EXACT_ZERO_SIGN[name] else "0.0"
+    return str(u)
 
 
 def _same(p, x) -> bool:
@@ -45,19 +70,17 @@ def _rewrite(p):
     if len(ins) == 2:
         a, b = ins
         u = _RIGHT_UNIT.get(name)
-        if u is not None and _is_const(b, u) and _same(p, a):
-            return a, f"{name}(x, {u}) -> x"
+        if u is not None and _is_const(b, u) and _same(p, a) and _exact_unit(name, b, p.dtype):
+            return a, f"{name}(x, {_unit_label(name, u, p.dtype)}) -> x"
         u = _LEFT_UNIT.get(name)
-        if u is not None and _is_const(a, u) and _same(p, b):
-            return b, f"{name}({u}, x) -> x"
+        if u is not None and _is_const(a, u) and _same(p, b) and _exact_unit(name, a, p.dtype):
+            return b, f"{name}({_unit_label(name, u, p.dtype)}, x) -> x"
         if name in _SAME and _same(p, a):
             return a, f"{name}(x, like) -> x (same shape)"
     elif len(ins) == 1:
         (a,) = ins
         if name == "negative" and a.kind == "op" and a.op.name == "negative" and _same(p, a.inputs[0]):
             return a.inputs[0], "-(-x) -> x"
-        if name == "log" and a.kind == "op" and a.op.name == "exp" and _same(p, a.inputs[0]):
-            return a.inputs[0], "log(exp(x)) -> x"
         if name in _SAME and _same(p, a):
             return a, f"{name}(x) -> x (same shape and dtype)"
         if name == "transpose" and _same(p, a) and len(p.shape) <= 1:
