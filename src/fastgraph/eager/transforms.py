@@ -113,7 +113,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False) -> Callable:
     ``((value, aux), grad)`` as JAX does; a tuple ``argnums`` gives a tuple of gradients.
 
         >>> fg.value_and_grad(lambda x: (x ** 2).sum())(np.array([1.0, 2.0]))
-        (5.0, array([2., 4.]))
+        (np.float64(5.0), array([2., 4.]))
     """
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
@@ -154,7 +154,7 @@ def grad(fun: Callable, argnums=0) -> Callable:
     """``f -> df/dx`` for scalar-valued ``f`` (NumPy in, NumPy out; composable).
 
         >>> fg.grad(fg.grad(lambda x: x ** 3))(2.0)
-        12.0
+        np.float64(12.0)
     """
     vg = value_and_grad(fun, argnums)
 
@@ -175,6 +175,11 @@ def jacobian(fun: Callable, argnums=0) -> Callable:
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args))
+        if _has_node(args):
+            raise TypeError(
+                f"fg.jacobian/fg.hessian of {getattr(fun, '__name__', fun)!r} got static graph "
+                f"nodes (inside @fg.function or a graph): only fg.grad and fg.value_and_grad "
+                f"differentiate those; call the jacobian eagerly, outside fg.function")
         nested = _inside_transform() or any(_is_traced(args[i]) for i in nums)
         with _scope():
             args, watched = _watch_args(args, nums)
