@@ -287,6 +287,10 @@ class Plan:
             lines.extend("  " + (e() if callable(e) else e) for e in entries)
         lines.append(f"[plan] {self.n_steps} step(s), "
                      f"{'generated code' if len(self.order) <= CODEGEN_MAX_STEPS else 'loop'}")
+        n_projs: dict = {}     # multi-output calls: how many outputs the plan reads
+        for p in self.order:
+            if p.kind == "proj":
+                n_projs[id(p.inputs[0])] = n_projs.get(id(p.inputs[0]), 0) + 1
         for p in self.order:
             shape = "?" if p.shape is None else tuple(p.shape)
             ins = ", ".join(q.name for q in p.inputs)
@@ -303,7 +307,10 @@ class Plan:
                 desc = f"{p.kind}({ins})" if ins else p.kind
             buf = f" -> buffer {p.buf}" if p.buf >= 0 else (
                 f" -> in place into {p.inplace.name}" if p.inplace is not None else "")
-            lines.append(f"  {p.name} = {desc}  shape={shape} dtype={p.dtype}{buf}")
+            if p.shape is None and p.dtype is None and id(p) in n_projs:
+                lines.append(f"  {p.name} = {desc}  {n_projs[id(p)]} output(s), read below")
+            else:
+                lines.append(f"  {p.name} = {desc}  shape={shape} dtype={p.dtype}{buf}")
         if self.buffers:
             lines.append("[buffers]")
             for i, b in enumerate(self.buffers):
