@@ -181,6 +181,14 @@ def test_jacobian_of_constant_is_zero():
     np.testing.assert_array_equal(J, 0)
 
 
+@pytest.mark.parametrize("transform", [fg.jacobian, fg.hessian])
+def test_jacobian_inside_function_names_the_limitation(transform):
+    def sq(x):
+        return fg.sum(x * x)
+    with pytest.raises(TypeError, match=r"jacobian/fg.hessian of 'sq'.*only fg.grad"):
+        fg.function(transform(sq))(np.ones(3))
+
+
 def test_hessian():
     x = np.array([-1.2, 1.0, 0.7])
     H = fg.hessian(rosen)(x)
