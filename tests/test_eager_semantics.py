@@ -354,6 +354,22 @@ def test_hook_returning_none_keeps_gradient_and_handle_removes():
     assert calls == [1] and x.grad.item() == 4.0
 
 
+def test_hook_handle_remove_as_in_pytorch():
+    x = fg.tensor(1.0, requires_grad=True)
+    y = x * 3.0                                   # a non-leaf: the hook sits on its grad_fn
+    calls = []
+    h_leaf = x.register_hook(lambda g: calls.append("x"))
+    h_mid = y.register_hook(lambda g: calls.append("y"))
+    h_leaf.remove()
+    h_leaf.remove()                               # a second remove does nothing
+    y.backward(retain_graph=True)
+    assert calls == ["y"]
+    with h_mid:                                   # a context manager removes on exit
+        pass
+    y.backward()
+    assert calls == ["y"] and x.grad.item() == 6.0
+
+
 def test_hook_needs_requires_grad():
     with pytest.raises(RuntimeError):
         fg.tensor(1.0).register_hook(lambda g: g)

@@ -126,9 +126,14 @@ class Tensor(TensorBase, OpMethods):
             self._retains = True
             self.grad_fn.retained = weakref.ref(self)
 
-    def register_hook(self, hook: Callable) -> Callable:
+    def register_hook(self, hook: Callable) -> "RemovableHandle":
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned Tensor
-        replaces the gradient.  Returns a function that removes the hook."""
+        replaces the gradient.  Returns a handle whose ``remove()`` (or a call of it) removes
+        the hook, as PyTorch's does.
+
+            >>> h = x.register_hook(lambda g: g * 2)
+            >>> h.remove()
+        """
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
@@ -140,7 +145,7 @@ class Tensor(TensorBase, OpMethods):
                 self._hooks = []
             hooks = self._hooks
         hooks.append(hook)
-        return lambda: hooks.remove(hook) if hook in hooks else None
+        return RemovableHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
@@ -283,3 +288,25 @@ def tensor(data: Any, dtype=None, requires_grad: bool = False) -> Tensor:
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+class RemovableHandle:
+    """What ``Tensor.register_hook`` returns: ``remove()`` takes the hook off (once; later calls
+    do nothing); also a context manager, and callable as ``remove`` (fastgraph's earlier API)."""
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook: Callable) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        hooks, self._hooks = self._hooks, None
+        if hooks is not None and self._hook in hooks:
+            hooks.remove(self._hook)
+
+    __call__ = remove
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
