@@ -122,3 +122,15 @@ def test_paired_ratio_pairs_rounds(monkeypatch):
     res = Result("r", {"a": a, "b": b}, number=1)
     assert res.paired_ratio("a", "b") == 0.5          # rounds: 0.5, 0.5, 3.0
     assert res.ratio("a", "b") == 2.0 / 3.0           # medians: 2.0 / 3.0
+
+
+@pytest.mark.parametrize("path, owner", [
+    ("/venv/lib/python3.11/site-packages/numpy.libs/libscipy_openblas64_-32a4.so", "numpy"),
+    ("/venv/lib/python3.11/site-packages/scipy.libs/libscipy_openblas-6cdc.so", "scipy"),
+    ("/venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so", "torch"),
+    ("/usr/lib/x86_64-linux-gnu/libopenblas.so.0", None),
+    (None, None),
+])
+def test_info_names_whose_blas_it_is(path, owner):
+    from fastgraph.cli import info
+    assert info._owner(path) == owner

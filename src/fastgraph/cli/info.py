@@ -8,6 +8,7 @@ import json
 import pkgutil
 import platform
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,18 @@ def compiled_extensions() -> dict[str, str]:
     return found
 
 
+def _owner(filepath: str | None) -> str | None:
+    """The package a shared library ships with: ``.../numpy.libs/libscipy_openblas...so`` is
+    NumPy's (SciPy and PyTorch bring their own BLAS into the same process)."""
+    if not filepath:
+        return None
+    parts = Path(filepath).parts
+    for i, part in enumerate(parts[:-2]):
+        if part in ("site-packages", "dist-packages"):
+            return parts[i + 1].removesuffix(".libs")
+    return None
+
+
 def _blas_info() -> list[dict[str, Any]]:
     try:
         from threadpoolctl import threadpool_info
@@ -39,7 +52,8 @@ def _blas_info() -> list[dict[str, Any]]:
         threadpool_info = None
     if threadpool_info is not None:
         return [
-            {k: d.get(k) for k in ("internal_api", "version", "num_threads", "filepath")}
+            {**{k: d.get(k) for k in ("internal_api", "version", "num_threads", "filepath")},
+             "owner": _owner(d.get("filepath"))}
             for d in threadpool_info()
             if d.get("user_api") == "blas"
         ]
@@ -95,7 +109,8 @@ def main(args: argparse.Namespace | None = None) -> int:
         extra = "".join(
             f"  {k}={b[k]}" for k in ("version", "num_threads", "filepath") if b.get(k) is not None
         )
-        print(f"  BLAS    {b.get('internal_api')}{extra}")
+        owner = f" ({b['owner']}'s)" if b.get("owner") else ""
+        print(f"  BLAS    {b.get('internal_api')}{owner}{extra}")
     if not facts["blas"]:
         print("  BLAS    none loaded")
     return 0
