@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops._shapes import as_int
 from .tensor import Tensor, tensor
 
 __all__ = ["zeros", "ones", "full", "arange", "eye", "zeros_like", "ones_like", "rand", "randn",
@@ -19,13 +20,16 @@ def seed(value: int) -> None:
     _rng = np.random.default_rng(value)
 
 
-def _shape(shape) -> tuple:
+def _shape(shape, op: str) -> tuple:
+    """Separate ints or one tuple/list of ints; floats are a TypeError naming ``op`` (as in
+    NumPy: ``fg.zeros(2.5)`` is not ``fg.zeros(2)``)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     try:
-        return tuple(int(d) for d in shape)
+        return tuple([as_int(d, op, "shape") for d in shape])
     except TypeError:
-        raise TypeError(f"shape must be ints or one tuple of ints, got {shape!r}") from None
+        raise TypeError(f"{op}: shape must be ints or one tuple of ints, got "
+                        f"{shape[0] if len(shape) == 1 else shape!r}") from None
 
 
 def _make(arr: np.ndarray, requires_grad: bool) -> Tensor:
@@ -34,12 +38,12 @@ def _make(arr: np.ndarray, requires_grad: bool) -> Tensor:
 
 def zeros(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros: ``fg.zeros(2, 3)``."""
-    return _make(np.zeros(_shape(shape), dtype=dtype or np.float64), requires_grad)
+    return _make(np.zeros(_shape(shape, "zeros"), dtype=dtype or np.float64), requires_grad)
 
 
 def ones(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones: ``fg.ones((2, 3))``."""
-    return _make(np.ones(_shape(shape), dtype=dtype or np.float64), requires_grad)
+    return _make(np.ones(_shape(shape, "ones"), dtype=dtype or np.float64), requires_grad)
 
 
 def full(shape, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
@@ -59,23 +63,29 @@ def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False) -
 
 
 def zeros_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Zeros of ``x``'s shape and dtype (``x`` a Tensor, array, list or scalar, as
+    ``np.zeros_like``): ``fg.zeros_like([1.0, 2.0])``."""
     return _make(np.zeros(np.shape(x), dtype=dtype or _dtype(x)), requires_grad)
 
 
 def ones_like(x, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Ones of ``x``'s shape and dtype (``x`` a Tensor, array, list or scalar)."""
     return _make(np.ones(np.shape(x), dtype=dtype or _dtype(x)), requires_grad)
 
 
 def _dtype(x):
-    return x.dtype if hasattr(x, "dtype") else np.result_type(x)
+    # np.result_type reads a list as dtype descriptions, not values: np.asarray it instead
+    return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
 
 
 def rand(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
     """Uniform [0, 1) samples from the seedable generator (``fg.random.seed``)."""
-    return _make(_rng.random(_shape(shape)).astype(dtype or np.float64, copy=False), requires_grad)
+    return _make(_rng.random(_shape(shape, "rand")).astype(dtype or np.float64, copy=False),
+                 requires_grad)
 
 
 def randn(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples from the seedable generator (``fg.random.seed``)."""
-    return _make(_rng.standard_normal(_shape(shape)).astype(dtype or np.float64, copy=False),
+    return _make(_rng.standard_normal(_shape(shape, "randn")).astype(dtype or np.float64,
+                                                                      copy=False),
                  requires_grad)

@@ -1,7 +1,11 @@
 """Static shape rules shared by the op declarations (``None`` is an unknown dimension)."""
 from __future__ import annotations
 
+import operator
 from typing import Optional, Sequence
+
+import numpy as np
+from numpy.exceptions import AxisError
 
 Shape = tuple  # tuple[Optional[int], ...]
 
@@ -43,17 +47,37 @@ def broadcast(op: str, *shapes: Shape) -> Shape:
     return tuple(out)
 
 
-def normalize_axis(axis, ndim: int, op: str = "op") -> tuple:
+def as_int(value, op: str, what: str = "axis") -> int:
+    """``value`` as a Python int: Python and NumPy integers (and 0-d integer arrays) pass, as
+    ``operator.index`` accepts them; floats and bools are a ``TypeError`` naming the op, as NumPy
+    rejects them (truncating ``axis=1.7`` to 1 would be a silent wrong answer)."""
+    if type(value) is int:  # the common case, first and cheap
+        return value
+    if not isinstance(value, (bool, np.bool_)):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{op}: {what} must be an integer, got {type(value).__name__} {value!r}")
+
+
+def check_axis(axis, ndim: int, op: str = "op", shape=None) -> int:
+    """One axis checked against ``ndim`` and made non-negative; ``AxisError`` (a ``ValueError``
+    and an ``IndexError``, as NumPy raises) naming the op, the axis, ``ndim`` and, when given,
+    the operand's ``shape``."""
+    a = as_int(axis, op)
+    if not -ndim <= a < ndim:
+        where = "" if shape is None else f" (operand shape {tuple(shape)})"
+        raise AxisError(f"{op}: axis {a} is out of bounds for array of dimension {ndim}{where}")
+    return a + ndim if a < 0 else a
+
+
+def normalize_axis(axis, ndim: int, op: str = "op", shape=None) -> tuple:
     """Axis (None, int or tuple) -> sorted tuple of non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
     axes = axis if isinstance(axis, tuple) else (axis,)
-    out = []
-    for a in axes:
-        a = int(a)
-        if not -ndim <= a < ndim:
-            raise ValueError(f"{op}: axis {a} is out of bounds for an array of dimension {ndim}")
-        out.append(a % ndim)
+    out = [check_axis(a, ndim, op, shape) for a in axes]
     if len(set(out)) != len(out):
         raise ValueError(f"{op}: repeated axis in {axis}")
     return tuple(sorted(out))
@@ -61,7 +85,7 @@ def normalize_axis(axis, ndim: int, op: str = "op") -> tuple:
 
 def reduce(shapes: Sequence[Shape], axis=None, keepdims=False, op: str = "reduce", **_) -> Shape:
     (shape,) = shapes[:1]
-    axes = normalize_axis(axis, len(shape), op)
+    axes = normalize_axis(axis, len(shape), op, shape)
     if keepdims:
         return tuple(1 if i in axes else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in axes)

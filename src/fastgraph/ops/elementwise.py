@@ -78,8 +78,18 @@ multiply = _binary("multiply", np.multiply, lambda g, ans, x, y: g * y,
                    lambda g, ans, x, y: g * x, operator=operator.mul)
 divide = _binary("divide", np.divide, lambda g, ans, x, y: g / y,
                  lambda g, ans, x, y: -g * ans / y, operator=operator.truediv)
-power = _binary("power", np.power,
-                lambda g, ans, x, y: g * y * F.power(x, y - 1),
+
+
+def _power_vjp_x(g, ans, x, y):
+    # d/dx x**y = y * x**(y-1); where y == 0 that is 0 * 0**-1 = nan at x = 0, but x**0 is
+    # constant: take 0, as PyTorch does (the exponent becomes 1 there, so 0 * x**0 = 0 with no
+    # warning). A non-zero constant exponent (x ** 2, the common case) needs no mask.
+    if isinstance(y, (int, float, np.integer, np.floating)) and y != 0:
+        return g * y * F.power(x, y - 1)
+    return g * y * F.power(x, F.where(F.equal(y, 0), 1, y) - 1)
+
+
+power = _binary("power", np.power, _power_vjp_x,
                 lambda g, ans, x, y: g * ans * _sign_safe_log(x))
 # ties split the gradient evenly, as PyTorch does
 maximum = _binary("maximum", np.maximum,
@@ -201,7 +211,7 @@ _polygamma_op = defop("polygamma", _polygamma_forward,
 
 def polygamma(n: int, x):
     """The ``n``-th derivative of the digamma function, differentiable in ``x`` to any order."""
-    return apply(_polygamma_op, (x,), {"n": int(n)})
+    return apply(_polygamma_op, (x,), {"n": _shapes.as_int(n, "polygamma", "n")})
 
 
 polygamma.op = _polygamma_op
@@ -224,11 +234,17 @@ def where(condition, x, y):
 
 where.op = _where_op
 
+# np.clip(x, lo, hi) is minimum(maximum(x, lo), hi): each element's gradient goes to the one
+# operand that produced it.  x where lo <= x <= hi (at a bound too, as torch.clamp); hi where
+# max(x, lo) > hi, which includes every element when lo > hi (the output is then hi, as in NumPy
+# and PyTorch); lo where x < lo <= hi.  (For x < lo == hi PyTorch gives no operand a gradient;
+# here lo gets it, the value maximum() selected.)
 _clip_op = defop("clip", np.clip,
                  lambda g, ans, x, lo, hi: g * F.logical_and(F.greater_equal(x, lo),
                                                              F.less_equal(x, hi)),
-                 lambda g, ans, x, lo, hi: g * F.less(x, lo),
-                 lambda g, ans, x, lo, hi: g * F.greater(x, hi),
+                 lambda g, ans, x, lo, hi: g * F.logical_and(F.less(x, lo),
+                                                             F.less_equal(lo, hi)),
+                 lambda g, ans, x, lo, hi: g * F.greater(F.maximum(x, lo), hi),
                  shape=_broadcast_rule("clip"), elementwise=True)
 
 

@@ -47,6 +47,10 @@ def matmul(a, b):
 matmul.op = _matmul_op
 
 
+def _shape(x) -> tuple:
+    return x.shape if hasattr(x, "shape") else np.shape(x)
+
+
 def _ndim(x) -> int:
     return x.ndim if hasattr(x, "ndim") else np.ndim(x)
 
@@ -68,6 +72,10 @@ def outer(a, b):
 
 # ---- einsum -----------------------------------------------------------------------------------
 def _parse_einsum(subscripts: str, n: int):
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum: the subscripts must be a string such as 'ij,jk->ik', got "
+                        f"{type(subscripts).__name__} {subscripts!r} (the interleaved "
+                        f"einsum(op0, sublist0, ...) form is not supported)")
     subscripts = subscripts.replace(" ", "")
     if "." in subscripts:
         raise ValueError("einsum: ellipsis ('...') is not supported yet; spell out the axes")
@@ -96,6 +104,12 @@ def _einsum_vjp_for(i):
         r = F.einsum(spec, g, *[x for j, x in enumerate(xs) if j != i])
         if kept != ins[i]:
             r = F.expand_dims(r, tuple(k for k, c in enumerate(ins[i]) if c not in available))
+        # An index of length 1 in this operand broadcasts against the others ("ij,j->i" with
+        # shapes (2, 3) and (1,)): then r has length 1 there, and the input's full length.
+        # (The engines only sum gradients down to the input's shape, never spread them.)
+        # (Unknown static dimensions may hide such a 1: broadcast then too, a view at run time.)
+        rs, xsh = tuple(_shape(r)), tuple(_shape(xs[i]))
+        if rs != xsh or None in rs:
             r = F.broadcast_like(r, xs[i])
         return r
     return vjp
@@ -185,8 +199,52 @@ def solve(a, b):
     return apply(_solve_op, (a, b), {})
 
 
+def _adjugate_forward(a):
+    """adj(a) = det(a) inv(a), from the SVD a = U diag(s) Vh so that singular matrices work too:
+    adj(a) = det(U) det(Vh) Vh^T diag(prod_{j != i} s_j) U^T (the products without division)."""
+    a = np.asarray(a)
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.float64)
+    u, s, vh = np.linalg.svd(a)
+    ones = np.ones_like(s[..., :1])
+    before = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    adj = np.matmul(np.swapaxes(vh, -1, -2) * (before * after)[..., None, :],
+                    np.swapaxes(u, -1, -2))
+    return adj * sign[..., None, None]
+
+
+def _adjugate_vjp(G, ans, a):
+    # adj(a) = det(a) inv(a) for invertible a: d adj = det(a) (tr(a^-1 da) a^-1 - a^-1 da a^-1),
+    # so the VJP is det(a) (<G, a^-1> a^-T - a^-T G a^-T).  (A second derivative at a singular
+    # matrix is not supported: inv raises there.)
+    ainv_t = _mT(F.inv(a))
+    d = F.expand_dims(F.det(a), (-1, -2))
+    t = F.sum(G * _mT(ainv_t), axis=(-1, -2), keepdims=True)
+    return d * (t * ainv_t - F.matmul(ainv_t, F.matmul(G, ainv_t)))
+
+
+_adjugate_op = defop("adjugate", _adjugate_forward, _adjugate_vjp,
+                     shape=_square_shape("adjugate"))
+
+
+def adjugate(a):
+    """The adjugate ``det(a) * inv(a)`` (batched), defined for singular matrices too (the
+    gradient of :func:`det` is its transpose).
+
+        >>> fg.ops.adjugate(np.array([[1.0, 2.0], [2.0, 4.0]]))  # doctest: +SKIP
+        array([[ 4., -2.],
+               [-2.,  1.]])
+    """
+    return apply(_adjugate_op, (a,), {})
+
+
+# d det(a) / da = adj(a)^T: det(a) a^-T for invertible a, and still the derivative (the
+# cofactors, a polynomial in the entries) for singular a, where inv raises.  (PyTorch 2.13
+# returns zeros at exactly singular matrices, which is not the derivative.)
 _det_op = defop("det", np.linalg.det,
-                lambda g, ans, a: F.expand_dims(g * ans, (-1, -2)) * _mT(F.inv(a)),
+                lambda g, ans, a: F.expand_dims(g, (-1, -2)) * _mT(F.adjugate(a)),
                 shape=lambda shapes, **_: _square_shape("det")(shapes)[:-2])
 
 
@@ -208,4 +266,4 @@ def slogdet(a):
     return apply(_signdet_op, (a,), {}), apply(_logabsdet_op, (a,), {})
 
 
-inv.op, solve.op, det.op = _inv_op, _solve_op, _det_op
+inv.op, solve.op, det.op, adjugate.op = _inv_op, _solve_op, _det_op, _adjugate_op

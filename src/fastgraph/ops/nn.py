@@ -36,14 +36,20 @@ def _log_softmax_forward(x, axis):
     return fast if fast is not None else _log_softmax_numpy(x, axis)
 
 
+def _same_checking_axis(shapes, axis, op):
+    # the static rule checks the axis at build time (eager: NumPy checks it)
+    _shapes.check_axis(axis, len(shapes[0]), op, shapes[0])
+    return tuple(shapes[0])
+
+
 _softmax_op = defop(
     "softmax", _softmax_forward,
     lambda g, ans, x, axis: ans * (g - F.sum(g * ans, axis=axis, keepdims=True)),
-    shape=_shapes.same_as_first)
+    shape=lambda shapes, axis, **_: _same_checking_axis(shapes, axis, "softmax"))
 _log_softmax_op = defop(
     "log_softmax", _log_softmax_forward,
     lambda g, ans, x, axis: g - F.exp(ans) * F.sum(g, axis=axis, keepdims=True),
-    shape=_shapes.same_as_first)
+    shape=lambda shapes, axis, **_: _same_checking_axis(shapes, axis, "log_softmax"))
 
 
 def softmax(x, axis: int = -1):
@@ -51,12 +57,12 @@ def softmax(x, axis: int = -1):
 
         >>> fg.softmax(fg.tensor([1.0, 2.0, 1000.0]))  # doctest: +SKIP
     """
-    return apply(_softmax_op, (x,), {"axis": int(axis)})
+    return apply(_softmax_op, (x,), {"axis": _shapes.as_int(axis, "softmax")})
 
 
 def log_softmax(x, axis: int = -1):
     """Log of softmax along ``axis`` (default last), stable for large inputs."""
-    return apply(_log_softmax_op, (x,), {"axis": int(axis)})
+    return apply(_log_softmax_op, (x,), {"axis": _shapes.as_int(axis, "log_softmax")})
 
 
 def _pick_forward(x, labels):

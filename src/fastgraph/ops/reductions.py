@@ -30,7 +30,7 @@ def _reduction(name, forward, vjp):
                _shapes.reduce(shapes, axis, keepdims, op=name))
 
     def fn(x, axis=None, keepdims: bool = False):
-        return apply(op, (x,), {"axis": _canon_axis(axis), "keepdims": bool(keepdims)})
+        return apply(op, (x,), {"axis": _canon_axis(axis, name), "keepdims": bool(keepdims)})
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"``{name}`` over ``axis`` (None = all, int or tuple), NumPy semantics, "
@@ -39,13 +39,25 @@ def _reduction(name, forward, vjp):
     return fn
 
 
-def _canon_axis(axis):
-    """Attributes must be hashable and canonical, so the static graph can merge equal nodes."""
-    if axis is None:
-        return None
+def _canon_axis(axis, op):
+    """Attributes must be hashable and canonical, so the static graph can merge equal nodes.
+    Axes must be integers (``axis=1.7`` is a ``TypeError``, as in NumPy, not axis 1); their range
+    is checked by NumPy (eager) and by the shape rule (static)."""
+    if axis is None or type(axis) is int:
+        return axis
     if isinstance(axis, (list, tuple)):
-        return tuple(int(a) for a in axis)
-    return int(axis)
+        return tuple([_shapes.as_int(a, op) for a in axis])
+    return _shapes.as_int(axis, op)
+
+
+def _canon_ddof(ddof, op):
+    # NumPy accepts a float ddof (np.var(x, ddof=0.5)): keep it rather than truncate it
+    if type(ddof) is int:
+        return ddof
+    try:
+        return _shapes.as_int(ddof, op, "ddof")
+    except TypeError:
+        return float(ddof)
 
 
 def _sum_vjp(g, ans, x, axis, keepdims):
@@ -91,7 +103,11 @@ def _std_forward(x, axis=None, keepdims=False, ddof=0):
 
 
 def _std_vjp(g, ans, x, axis, keepdims, ddof=0):
-    return _var_vjp(g * 0.5 / ans, ans, x, axis, keepdims, ddof)
+    # d std = d var / (2 std); where std == 0 (all values equal) that is 0 * inf: take 0, as
+    # PyTorch does, and divide by 1 there so no warning is raised
+    zero = F.equal(ans, 0)
+    return _var_vjp(F.where(zero, 0, g * 0.5 / F.where(zero, 1, ans)), ans, x, axis, keepdims,
+                    ddof)
 
 
 def _logsumexp_forward(x, axis=None, keepdims=False):
@@ -130,14 +146,14 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0):
 
         >>> fg.var(fg.tensor([1.0, 2.0, 3.0]))  # doctest: +SKIP
     """
-    return apply(_var_op, (x,), {"axis": _canon_axis(axis), "keepdims": bool(keepdims),
-                                 "ddof": int(ddof)})
+    return apply(_var_op, (x,), {"axis": _canon_axis(axis, "var"), "keepdims": bool(keepdims),
+                                 "ddof": _canon_ddof(ddof, "var")})
 
 
 def std(x, axis=None, keepdims: bool = False, ddof: int = 0):
     """Standard deviation over ``axis`` (``ddof`` as in NumPy), differentiable."""
-    return apply(_std_op, (x,), {"axis": _canon_axis(axis), "keepdims": bool(keepdims),
-                                 "ddof": int(ddof)})
+    return apply(_std_op, (x,), {"axis": _canon_axis(axis, "std"), "keepdims": bool(keepdims),
+                                 "ddof": _canon_ddof(ddof, "std")})
 
 
 var.op = _var_op

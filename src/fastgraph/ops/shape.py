@@ -96,13 +96,27 @@ _reshape_op = defop("reshape", lambda x, shape: np.reshape(x, shape),
                     lambda g, ans, x, shape: F.reshape_like(g, x), shape=_reshape_shape)
 
 
+def _int_tuple(shape, op: str) -> tuple:
+    """A shape given as one int, or a sequence of ints, as a tuple of Python ints; floats are
+    a ``TypeError`` naming the op (NumPy's rule), not truncated."""
+    if isinstance(shape, (tuple, list)):
+        return tuple([_shapes.as_int(d, op, "shape") for d in shape])
+    try:
+        return (_shapes.as_int(shape, op, "shape"),)
+    except TypeError:
+        pass
+    try:
+        dims = tuple(shape)  # an array of ints, a range...
+    except TypeError:
+        raise TypeError(f"{op}: shape must be an integer or a sequence of integers, "
+                        f"got {type(shape).__name__} {shape!r}") from None
+    return tuple([_shapes.as_int(d, op, "shape") for d in dims])
+
+
 def reshape(x, *shape):
     """Reshape (one ``-1`` allowed); ``fg.reshape(x, (2, 3))`` or ``x.reshape(2, 3)``."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    elif len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-        shape = tuple(shape[0])
-    return apply(_reshape_op, (x,), {"shape": tuple(int(d) for d in shape)})
+    return apply(_reshape_op, (x,), {"shape": _int_tuple(shape[0] if len(shape) == 1 else shape,
+                                                         "reshape")})
 
 
 reshape.op = _reshape_op
@@ -118,11 +132,24 @@ _transpose_op = defop("transpose", lambda x, axes: np.transpose(x, axes), _trans
 
 
 def transpose(x, axes=None):
-    """Permute axes (reverse them when ``axes`` is None)."""
+    """Permute axes (reverse them when ``axes`` is None).
+
+        >>> fg.transpose(fg.ones((2, 3, 4)), (0, 2, 1)).shape  # doctest: +SKIP
+        (2, 4, 3)
+    """
     if axes is not None:
-        axes = tuple(int(a) % max(np.ndim(x) if not hasattr(x, "ndim") else x.ndim, 1)
-                     for a in axes)
+        # checked here, not only by NumPy: the axes are made non-negative (one canonical
+        # attribute for the static graph, and the VJP inverts the permutation with argsort)
+        ndim = x.ndim if hasattr(x, "ndim") else np.ndim(x)
+        axes = tuple([_shapes.check_axis(a, ndim, "transpose", _shape_of(x)) for a in axes])
+        if len(axes) != ndim or len(set(axes)) != ndim:
+            raise ValueError(f"transpose: axes {axes} are not a permutation of the "
+                             f"{ndim} axes of an array of shape {tuple(_shape_of(x))}")
     return apply(_transpose_op, (x,), {"axes": axes})
+
+
+def _shape_of(x):
+    return x.shape if hasattr(x, "shape") else np.shape(x)
 
 
 transpose.op = _transpose_op
@@ -141,7 +168,10 @@ _swapaxes_op = defop("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, a
 
 def swapaxes(x, axis1: int, axis2: int):
     """Interchange two axes."""
-    return apply(_swapaxes_op, (x,), {"axis1": int(axis1), "axis2": int(axis2)})
+    shape = _shape_of(x)
+    a1 = _shapes.check_axis(axis1, len(shape), "swapaxes", shape)
+    a2 = _shapes.check_axis(axis2, len(shape), "swapaxes", shape)
+    return apply(_swapaxes_op, (x,), {"axis1": a1, "axis2": a2})
 
 
 swapaxes.op = _swapaxes_op
@@ -149,8 +179,7 @@ swapaxes.op = _swapaxes_op
 
 def _expand_shape(shapes, axis, **_):
     s = list(shapes[0])
-    nd = len(s) + len(axis)
-    for a in sorted(x % nd for x in axis):
+    for a in _shapes.normalize_axis(axis, len(s) + len(axis), "expand_dims", shapes[0]):
         s.insert(a, 1)
     return tuple(s)
 
@@ -161,7 +190,9 @@ _expand_dims_op = defop("expand_dims", lambda x, axis: np.expand_dims(x, axis),
 
 def expand_dims(x, axis):
     """Insert length-1 axes at ``axis`` (int or tuple)."""
-    axis = tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else (int(axis),)
+    # integers only (the range is checked by NumPy, eager, or by the shape rule, static)
+    axis = (tuple([_shapes.as_int(a, "expand_dims") for a in axis])
+            if isinstance(axis, (tuple, list)) else (_shapes.as_int(axis, "expand_dims"),))
     return apply(_expand_dims_op, (x,), {"axis": axis})
 
 
@@ -172,7 +203,7 @@ def _squeeze_shape(shapes, axis, **_):
     s = shapes[0]
     if axis is None:
         return tuple(d for d in s if d != 1)
-    axes = _shapes.normalize_axis(axis, len(s), "squeeze")
+    axes = _shapes.normalize_axis(axis, len(s), "squeeze", s)
     for a in axes:
         if s[a] not in (1, None):
             raise ValueError(f"squeeze: cannot select an axis to squeeze out which has size "
@@ -187,7 +218,8 @@ _squeeze_op = defop("squeeze", lambda x, axis: np.squeeze(x, axis),
 def squeeze(x, axis=None):
     """Remove length-1 axes (all, or those in ``axis``)."""
     if axis is not None:
-        axis = tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else int(axis)
+        axis = (tuple([_shapes.as_int(a, "squeeze") for a in axis])
+                if isinstance(axis, (tuple, list)) else _shapes.as_int(axis, "squeeze"))
     return apply(_squeeze_op, (x,), {"axis": axis})
 
 
@@ -201,8 +233,7 @@ _broadcast_to_op = defop("broadcast_to", lambda x, shape: np.broadcast_to(x, sha
 
 def broadcast_to(x, shape):
     """Broadcast to ``shape`` (NumPy rules)."""
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
-    return apply(_broadcast_to_op, (x,), {"shape": shape})
+    return apply(_broadcast_to_op, (x,), {"shape": _int_tuple(shape, "broadcast_to")})
 
 
 broadcast_to.op = _broadcast_to_op
@@ -222,14 +253,17 @@ def _join_shape(shapes, axis, stack=False, **_):
             raise ValueError(f"{name}: all input arrays must have the same number of dimensions, "
                              f"got shapes {' '.join(str(tuple(t)) for t in shapes)}")
     if stack:
-        ax = axis % (len(first) + 1)
+        ax = _shapes.check_axis(axis, len(first) + 1, name, first)
         for s in shapes:
             _shapes.broadcast(name, s, first)
             if any(a is not None and b is not None and a != b for a, b in zip(s, first)):
                 raise ValueError(f"{name}: all input arrays must have the same shape, got "
                                  f"{' '.join(str(tuple(t)) for t in shapes)}")
         return first[:ax] + (len(shapes),) + first[ax:]
-    ax = axis % len(first)
+    if not first:
+        raise ValueError(f"concatenate: zero-dimensional arrays cannot be concatenated "
+                         f"(shapes {' '.join(str(tuple(t)) for t in shapes)})")
+    ax = _shapes.check_axis(axis, len(first), name, first)
     out = list(first)
     sizes = [s[ax] for s in shapes]
     out[ax] = None if None in sizes else int(np.sum(sizes))
@@ -289,7 +323,7 @@ def concatenate(arrays, axis: int = 0):
     arrays = tuple(arrays)
     if not arrays:
         raise ValueError("concatenate: need at least one array to concatenate")
-    return apply(_concat_op, arrays, {"axis": int(axis)})
+    return apply(_concat_op, arrays, {"axis": _shapes.as_int(axis, "concatenate")})
 
 
 def stack(arrays, axis: int = 0):
@@ -297,7 +331,7 @@ def stack(arrays, axis: int = 0):
     arrays = tuple(arrays)
     if not arrays:
         raise ValueError("stack: need at least one array to stack")
-    return apply(_stack_op, arrays, {"axis": int(axis)})
+    return apply(_stack_op, arrays, {"axis": _shapes.as_int(axis, "stack")})
 
 
 concatenate.op = _concat_op
@@ -305,19 +339,25 @@ stack.op = _stack_op
 
 
 def split(x, indices_or_sections, axis: int = 0):
-    """Split into a list of pieces along ``axis`` (NumPy semantics), each differentiable."""
-    n = x.shape[axis] if hasattr(x, "shape") else np.shape(x)[axis]
+    """Split into a list of pieces along ``axis`` (NumPy semantics), each differentiable.
+
+        >>> [p.shape for p in fg.split(fg.ones((4, 3)), [1], axis=0)]  # doctest: +SKIP
+        [(1, 3), (3, 3)]
+    """
+    shape = tuple(_shape_of(x))
+    ax = _shapes.check_axis(axis, len(shape), "split", shape)
+    n = shape[ax]
     if n is None:
         raise ValueError("split: the split axis must have a known length")
-    if isinstance(indices_or_sections, (int, np.integer)):
-        k = int(indices_or_sections)
+    if not (np.isscalar(indices_or_sections) or np.ndim(indices_or_sections) == 0):
+        bounds = [0] + [_shapes.as_int(i, "split", "split index")
+                        for i in indices_or_sections] + [n]
+    else:
+        k = _shapes.as_int(indices_or_sections, "split", "indices_or_sections")
         if k <= 0 or n % k:
             raise ValueError(f"split: array split does not result in an equal division "
                              f"({n} into {k})")
         bounds = [i * (n // k) for i in range(k + 1)]
-    else:
-        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
-    ax = axis % len(x.shape if hasattr(x, "shape") else np.shape(x))
     return [getitem(x, (slice(None),) * ax + (slice(a, b),)) for a, b in zip(bounds, bounds[1:])]
 
 
@@ -383,9 +423,15 @@ def _canon_index(index):
     for it in items:
         if hasattr(it, "_fg_index_value"):
             it = it._fg_index_value()
-        if isinstance(it, list):
-            it = np.asarray(it)
-        if isinstance(it, np.ndarray):
+        if isinstance(it, (list, np.ndarray)):
+            # a private, read-only copy: the index is kept (tape, graph node, VJP) and keyed by
+            # its bytes when the graph is built, so the caller mutating their array afterwards
+            # must not change the result nor merge this node with an unrelated one
+            was_list = isinstance(it, list)
+            it = np.array(it)
+            if was_list and it.size == 0:
+                it = it.astype(np.intp)  # x[[]]: NumPy reads an empty list as integers
+            it.flags.writeable = False
             if it.dtype != bool and not np.issubdtype(it.dtype, np.integer):
                 raise IndexError(f"getitem: arrays used as indices must be of integer or boolean "
                                  f"type, got {it.dtype}")
