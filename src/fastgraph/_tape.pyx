@@ -328,15 +328,29 @@ cdef class TapeNode:
         return "<TapeNode (empty)>" if self.op is None else f"<{self.op.name}>"
 
 
+@cython.final
+cdef class VersionCounter:
+    """The in-place version of some data, shared (as in PyTorch) by a tensor, its ``detach()``
+    and the tensors that are views of its data: an in-place change through any of them bumps it,
+    and a tape node that saved one of them then refuses to use it."""
+    cdef public long long value
+
+    def __repr__(self):
+        return f"VersionCounter({self.value})"
+
+
 cdef class TensorBase:
     """The fields of an eager Tensor (methods live in ``fastgraph.eager.tensor.Tensor``)."""
     cdef public object _data
-    cdef public object grad
+    cdef public object _grad        # see the ``grad`` property
     cdef readonly object grad_fn    # the TapeNode that made this tensor, or None (a leaf)
     cdef public object _hooks
     cdef public bint _requires_grad
     cdef public bint _retains
-    cdef public long long _version  # bumped by every in-place change of the data
+    # the version counter of the data (None: version 0, not shared yet; made on first need)
+    cdef VersionCounter _vc
+    # for a view of another tensor's data: that tensor (the root of the chain of views)
+    cdef public object _base
     cdef object __weakref__
     # per-walk scratch when this tensor is a leaf of a backward walk (see TapeNode)
     cdef object _g
@@ -350,6 +364,34 @@ cdef class TensorBase:
         self._data = data
         self._requires_grad = requires_grad or grad_fn is not None
         self.grad_fn = grad_fn
+
+    @property
+    def _version(self):
+        """How many in-place changes the data has seen (shared with views and ``detach()``)."""
+        return 0 if self._vc is None else self._vc.value
+
+    def _bump_version(self):
+        """Record an in-place change of the data (seen by every tensor sharing it)."""
+        if self._vc is None:
+            self._vc = VersionCounter()
+        self._vc.value += 1
+
+    def _share_version(self, TensorBase other):
+        """Make ``other`` share this tensor's version counter (``detach()``, views)."""
+        if self._vc is None:
+            self._vc = VersionCounter()
+        other._vc = self._vc
+
+    @property
+    def grad(self):
+        """The accumulated gradient: None or a Tensor of this tensor's shape and dtype."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
 
     # The hottest operators are compiled (no Python frame per ``a * b``); the rest are methods of
     # the Python class.
@@ -379,6 +421,52 @@ cdef class TensorBase:
 
     def __neg__(self):
         return apply(_NEG, (self,), None)
+
+
+cdef _check_grad(TensorBase t, object value):
+    if not isinstance(value, TensorBase):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                        f"{type(value).__name__}")
+    cdef object v = (<TensorBase>value)._data, d = t._data
+    if v is None or d is None:
+        return
+    if np.shape(v) != np.shape(d):
+        raise RuntimeError(f"assigned grad has data of a different size: grad shape "
+                           f"{np.shape(v)}, tensor shape {np.shape(d)}")
+    if np.result_type(v) != np.result_type(d):
+        raise RuntimeError(f"assigned grad has data of a different type: grad dtype "
+                           f"{np.result_type(v)}, tensor dtype {np.result_type(d)}")
+
+
+cdef inline object _root_buffer(object a):
+    """The object at the end of ``a``'s chain of ``.base``s (``a`` itself when it owns its
+    data)."""
+    cdef PyObject* b
+    while type(a) is _ndarray:
+        b = <PyObject*>cnp.PyArray_BASE(<cnp.ndarray>a)
+        if b == NULL:
+            return a
+        a = <object>b
+    return a
+
+
+cdef void _link_view(TensorBase t, tuple args) except *:
+    """``t``'s data is a view (its ``.base`` is set): if it views the data of an input Tensor,
+    share that input's version counter and remember the input (the root of its views) as
+    ``t._base``.  Only called for outputs that are views, so ordinary ops pay nothing."""
+    cdef object root = _root_buffer(t._data), a
+    cdef TensorBase src
+    for a in args:
+        if not isinstance(a, TensorBase):
+            continue
+        src = <TensorBase>a
+        if type(src._data) is not _ndarray or _root_buffer(src._data) is not root:
+            continue
+        if src._vc is None:
+            src._vc = VersionCounter()
+        t._vc = src._vc
+        t._base = src._base if src._base is not None else src
+        return
 
 
 # ---- grad mode: per thread, as in PyTorch ------------------------------------------------------
@@ -759,13 +847,26 @@ cpdef object record(OpDef op, tuple args, object attrs):
         out = _forward(op, values, len(values), attrs)
     except Exception as e:
         raise _op_error(op, values, attrs, e) from e
-    if type(out) is not _ndarray and not isinstance(out, _generic):
+    cdef TensorBase t
+    if type(out) is _ndarray:
+        # a view, maybe of an input's data (or an input itself: identity, astype to its dtype)
+        if cnp.PyArray_BASE(<cnp.ndarray>out) != NULL or (len(values) and out is values[0]):
+            t = _record(op, args, attrs, out)
+            _link_view(t, args)
+            return t
+    elif not isinstance(out, _generic):
         out = _asarray(out)
+    return _record(op, args, attrs, out)
+
+
+cdef inline TensorBase _record(OpDef op, tuple args, object attrs, object out):
     if not (op.differentiable and fg_grad_enabled):
         return _new_tensor(out, None)
     cdef tuple parents = _parents_of(args, op.vjps)
     if parents is None:
         return _new_tensor(out, None)
+    if not _is_float_value(out):
+        return _new_tensor(out, None)  # integer and boolean results carry no gradient
     cdef TapeNode node = TapeNode.__new__(TapeNode)
     node._versions = _version_sum(args)
     node.op = op
@@ -778,13 +879,26 @@ cpdef object record(OpDef op, tuple args, object attrs):
     return _new_tensor(out, node)
 
 
+cdef inline bint _is_float_value(object out):
+    """``out`` (an ndarray or NumPy scalar) is of a floating (or complex) dtype."""
+    cdef object tv = type(out)
+    if tv is _ndarray:
+        return cnp.PyArray_ISFLOAT(<cnp.ndarray>out) or cnp.PyArray_ISCOMPLEX(<cnp.ndarray>out)
+    if tv is _f64 or tv is _f32:
+        return True
+    return np.result_type(out).kind in "fc"
+
+
 # ---- backward ---------------------------------------------------------------------------------
 cdef inline long long _version_sum(tuple args):
     cdef long long total = 0
     cdef object a
+    cdef VersionCounter vc
     for a in args:
         if isinstance(a, TensorBase):
-            total += (<TensorBase>a)._version
+            vc = (<TensorBase>a)._vc
+            if vc is not None:
+                total += vc.value
     return total
 
 
@@ -1091,11 +1205,17 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
          object capture=None):
     """Propagate ``root_grads`` from ``roots`` (TapeNodes or leaf Tensors) back to the leaves.
 
-    ``engine`` supplies the Python policy at the ends: ``engine.deliver(leaf, g, create_graph)``
-    (hooks, accumulation into ``.grad``) and ``engine.node_hooks(node, g, create_graph)`` (hooks
-    and ``retain_grad`` of non-leaf outputs).  With ``capture`` (a dict ``id(target) -> None``),
-    as ``fg.autograd.grad`` uses it, the gradient reaching each target is stored there, only the
-    nodes on a path to a target are visited, and no leaf's ``.grad`` is touched.
+    ``engine`` supplies the Python policy at the ends: ``engine.node_hooks(node, g,
+    create_graph)`` (hooks of non-leaf outputs, called during the walk; it returns the gradient
+    to propagate) and ``engine.finish(leaves, grads, create_graph, capture)``, called once the
+    whole walk has succeeded with the tensors reached and their gradients -- leaves, and
+    ``n_retained`` non-leaf tensors that called ``retain_grad()`` -- in the order reached: it
+    runs the leaves' hooks and then accumulates into ``.grad`` (with ``capture``, stores the
+    leaves' gradients there instead).  So an exception anywhere in the walk (a VJP rule, a hook, a tensor modified in
+    place) leaves every ``.grad`` as it was and the graph unfreed.  With ``capture`` (a dict
+    ``id(target) -> None``), as ``fg.autograd.grad`` uses it, the gradient reaching each target
+    is stored there, only the nodes on a path to a target are visited, and no leaf's ``.grad``
+    is touched.
 
     Gradient sums and pending-consumer counts live in scratch fields of the TapeNodes and leaf
     Tensors, stamped with this walk's number (so a walk interrupted by an exception leaves
@@ -1120,7 +1240,10 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     cdef TensorBase leaf
     cdef bint capturing = capture is not None
     cdef set needed
-    cdef object deliver = engine.deliver
+    cdef list done_leaves = []
+    cdef list done_grads = []
+    cdef list done_nodes = []
+    cdef Py_ssize_t n_retained = 0
     if len(root_grads) != len(roots):
         raise ValueError(f"walk: {len(root_grads)} gradient(s) for {len(roots)} root(s)")
     for node in roots:
@@ -1208,10 +1331,8 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 leaf = <TensorBase>node
                 g = leaf._g
                 leaf._g = None
-                if capturing:
-                    capture[id(leaf)] = g
-                else:
-                    deliver(leaf, g, create_graph)
+                done_leaves.append(leaf)  # delivered once the whole walk has succeeded
+                done_grads.append(g)
                 continue
             tn = <TapeNode>node
             g = tn._g
@@ -1222,8 +1343,15 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 raise RuntimeError(_FREED_MESSAGE)
             if tn._versions != _version_sum(inputs):
                 raise RuntimeError(_MODIFIED_MESSAGE.format(op=tn.op.name))
-            if tn.hooks is not None or tn.retained is not None:
+            if tn.hooks is not None:
                 g = engine.node_hooks(tn, g, create_graph)  # (user code may keep g)
+                g_owned = False
+            if tn.retained is not None:
+                parent = tn.retained()  # (a weakref to the output tensor)
+                if parent is not None:
+                    done_leaves.append(parent)  # its .grad is set with the leaves'
+                    done_grads.append(g)
+                    n_retained += 1
                 g_owned = False
             if capturing and id(tn) in capture:
                 capture[id(tn)] = g
@@ -1264,8 +1392,11 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 if how != _GI_FRESH and how != _GI_ADDED:
                     g_owned = False  # g handed on, or seen by a rule that may keep it
             if not retain_graph:
-                tn.inputs = None
-                tn.ans = None
+                done_nodes.append(tn)
+        engine.finish(done_leaves, done_grads, n_retained, create_graph, capture)
+        for tn in done_nodes:  # free the graph only after the walk and deliveries succeeded
+            tn.inputs = None
+            tn.ans = None
         finished = True
     finally:
         if not finished:  # an error: drop the gradients parked in scratch fields

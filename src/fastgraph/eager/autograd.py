@@ -21,42 +21,58 @@ class _Engine:
     """The policy the walker calls back into at the ends of the graph."""
 
     @staticmethod
-    def deliver(leaf: Tensor, g, create_graph: bool) -> None:
-        if leaf._hooks:
-            g = _run_hooks(leaf._hooks, g, create_graph)
-        _accumulate_grad(leaf, g, create_graph)
+    def node_hooks(node: TapeNode, g, create_graph: bool):
+        return _run_hooks(node.hooks, g, create_graph) if node.hooks else g
 
     @staticmethod
-    def node_hooks(node: TapeNode, g, create_graph: bool):
-        if node.hooks:
-            g = _run_hooks(node.hooks, g, create_graph)
-        if node.retained is not None:
-            t = node.retained()
-            if t is not None:
-                _accumulate_grad(t, g, create_graph)
-        return g
+    def finish(tensors, grads, n_retained, create_graph: bool, capture) -> None:
+        """After a successful walk: run the leaves' hooks, then set every ``.grad`` (or, with
+        ``capture``, store the leaves' gradients there).  A hook that raises leaves every
+        ``.grad`` as it was."""
+        grads = list(grads)
+        for i, t in enumerate(tensors):
+            if t.grad_fn is None and t._hooks:  # (non-leaf tensors ran theirs in the walk)
+                grads[i] = _run_hooks(t._hooks, grads[i], create_graph)
+        new = []
+        for t, g in zip(tensors, grads):
+            if capture is not None and t.grad_fn is None:
+                continue
+            new.append((t, _summed_grad(t, g, create_graph)))
+        if capture is not None:
+            for t, g in zip(tensors, grads):
+                if t.grad_fn is None:
+                    capture[id(t)] = g
+        for t, g in new:  # (plain assignments: nothing here can fail half-way)
+            t._grad = g
 
 
 def _run_hooks(hooks, g, create_graph):
     for hook in list(hooks):
         res = hook(g if create_graph else Tensor(g))
         if res is not None:
-            g = res if create_graph else (res._data if isinstance(res, Tensor) else np.asarray(res))
+            new = res if create_graph else (res._data if isinstance(res, Tensor) else np.asarray(res))
+            if np.shape(new) != np.shape(g):
+                raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} has changed the "
+                                   f"size of value: {np.shape(g)} -> {np.shape(new)}")
+            g = new
     return g
 
 
-def _accumulate_grad(t: Tensor, g, create_graph: bool) -> None:
+def _summed_grad(t: Tensor, g, create_graph: bool):
+    """``t``'s ``.grad`` after adding ``g`` to it."""
     if create_graph:
-        t.grad = g if t.grad is None else t.grad + g
-        return
+        return g if t._grad is None else t._grad + g
     if type(g) is Tensor:
         g = g._data
     if type(g) is _ndarray and not g.flags.writeable:
         g = g.copy()  # e.g. a broadcast view: .grad must be an ordinary array
-    if t.grad is None:
-        t.grad = Tensor(g)
-    else:
-        t.grad = Tensor(t.grad._data + g)
+    if t._grad is None:
+        return Tensor(g)
+    return Tensor(t._grad._data + g)
+
+
+def _accumulate_grad(t: Tensor, g, create_graph: bool) -> None:
+    t._grad = _summed_grad(t, g, create_graph)
 
 
 _ENGINE = _Engine()
@@ -69,14 +85,23 @@ def _seed(t: Tensor, gradient, create_graph: bool):
         g = np.ones(t.shape, dtype=t.dtype)
         g = g[()] if g.ndim == 0 else g
         return Tensor(g) if create_graph else g
+    given = gradient
     if isinstance(gradient, Tensor):
-        if create_graph:
-            return gradient
         gradient = gradient._data
-    g = np.array(gradient, dtype=t.dtype)  # a copy: the walk may hand it to a leaf's .grad
-    if g.shape != t.shape:
-        raise RuntimeError(f"Mismatch in shape: grad_output has a shape of {g.shape} and output "
-                           f"has a shape of {t.shape}")
+    try:
+        arr = np.asarray(gradient)
+    except Exception as e:  # (ragged lists, objects NumPy cannot read)
+        raise TypeError(f"gradient must be a Tensor, an array or numbers of the output's shape "
+                        f"{t.shape}, not {type(given).__name__}: {e}") from e
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"gradient must be numeric (a Tensor, an array or numbers), got "
+                        f"{type(given).__name__} of dtype {arr.dtype}")
+    if arr.shape != t.shape:
+        raise RuntimeError(f"Mismatch in shape: grad_output has a shape of {arr.shape} and "
+                           f"output has a shape of {t.shape}")
+    if create_graph and isinstance(given, Tensor):  # (it may carry a graph of its own)
+        return given
+    g = np.array(arr, dtype=t.dtype)  # a copy: the walk may hand it to a leaf's .grad
     return Tensor(g) if create_graph else g
 
 

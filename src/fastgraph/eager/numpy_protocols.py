@@ -38,14 +38,34 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     fn = UFUNCS.get(ufunc.__name__)
     if fn is not None and method == "__call__" and not kwargs:
         return fn(*inputs)
-    # not differentiable here (out=, reduce, accumulate...): compute on plain arrays
+    # not differentiable here (out=, reduce, accumulate, at...): compute on plain arrays; a
+    # Tensor written in place (out=, or the first operand of ufunc.at) is checked first and its
+    # version bumped after, so a tape that saved it refuses to use the new values
+    written = []
     out = kwargs.get("out")
     if out is not None:
         kwargs = dict(kwargs, out=tuple(_unwrap(o) for o in out))
         for o in out:
             if isinstance(o, Tensor):
                 o._check_inplace(f"np.{ufunc.__name__}(out=...)")
-    return getattr(ufunc, method)(*_unwrap(inputs), **kwargs)
+                written.append(o)
+    if method == "at" and inputs and isinstance(inputs[0], Tensor):
+        inputs[0]._check_inplace(f"np.{ufunc.__name__}.at")
+        written.append(inputs[0])
+    if not written:
+        return getattr(ufunc, method)(*_unwrap(inputs), **kwargs)
+    try:
+        result = getattr(ufunc, method)(*_unwrap(inputs), **kwargs)
+    except FloatingPointError:  # (np.errstate 'raise': reported after writing)
+        for o in written:
+            o._bump_version()
+        raise
+    for o in written:
+        o._bump_version()
+    if out is not None:  # NumPy returns the out arrays: hand back the Tensors given
+        outs = tuple(o for o in out)
+        return outs[0] if len(outs) == 1 and not isinstance(result, tuple) else outs
+    return result
 
 
 def array_function(func, types, args, kwargs):

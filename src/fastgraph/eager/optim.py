@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Iterable
 
 import numpy as np
@@ -12,22 +14,68 @@ import numpy as np
 from .._update import sub_scaled
 from .tensor import Tensor
 
+_ndarray = np.ndarray
+
 __all__ = ["Optimizer", "SGD", "Adam"]
 
 
+def _fp_strict() -> bool:
+    """Whether a floating-point exception may raise now (``np.errstate(...='raise')`` or
+    ``'call'``, or a warnings filter turning NumPy's RuntimeWarnings into errors): updates must
+    then be computed in full before anything is written."""
+    for v in np.geterr().values():
+        if v == "raise" or v == "call":
+            return True
+    for f in warnings.filters:
+        if f[0] == "error" and issubclass(RuntimeWarning, f[2]):
+            return True
+    return False
+
+
+def _finite(name: str, value, lo: float = 0.0, hi: float | None = None,
+            hi_open: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"invalid {name}: {value!r} (expected a number)") from None
+    if not math.isfinite(v) or v < lo or (hi is not None and (v >= hi if hi_open else v > hi)):
+        bound = "" if hi is None else (f" and < {hi}" if hi_open else f" and <= {hi}")
+        raise ValueError(f"invalid {name}: {value!r} (expected a finite number >= {lo}{bound})")
+    return v
+
+
 class Optimizer:
-    """Holds the parameters; ``zero_grad()`` resets their ``.grad`` to ``None``."""
+    """Holds the parameters; ``zero_grad()`` resets their ``.grad`` to ``None``.
+
+    ``step()`` checks every gradient and hyperparameter before it changes anything: a bad
+    gradient raises with the optimizer and parameter named, and leaves the parameters and the
+    optimizer's state as they were."""
 
     def __init__(self, params: Iterable[Tensor], lr: float):
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors, but got a Tensor")
         self.params = list(params)
         if not self.params:
             raise ValueError("optimizer got an empty parameter list")
-        for p in self.params:
-            if not isinstance(p, Tensor) or not p.is_leaf or not p.requires_grad:
-                raise ValueError("optimizer parameters must be leaf Tensors that require grad")
-        if lr < 0:
-            raise ValueError(f"invalid learning rate: {lr}")
-        self.lr = float(lr)
+        seen = set()
+        for i, p in enumerate(self.params):
+            if not isinstance(p, Tensor):
+                what = f"a {type(p).__name__}"
+            elif not p.requires_grad:
+                what = "a Tensor that does not require grad"
+            elif not p.is_leaf:
+                what = "a non-leaf Tensor"
+            else:
+                what = None
+            if what is not None:
+                raise ValueError(f"optimizer parameters must be leaf Tensors that require grad "
+                                 f"(parameter {i} is {what})")
+            if id(p) in seen:
+                raise ValueError(f"some parameters appear more than once in the parameter list "
+                                 f"(parameter {i})")
+            seen.add(id(p))
+        self.lr = _finite("learning rate", lr)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.params:
@@ -36,16 +84,47 @@ class Optimizer:
             else:
                 p.grad = Tensor(np.zeros_like(p.grad.data))
 
-    def _grads(self):
-        for p in self.params:
-            if p.grad is not None:
-                yield p, p.data, np.asarray(p.grad.data, dtype=p.dtype)
+    def _check_hyperparameters(self) -> None:
+        self.lr = _finite("learning rate", self.lr)
+
+    def _grads(self) -> list:
+        """``(p, data, g)`` for every parameter with a gradient -- all of them checked first, so
+        that a bad one raises before any parameter or state changes."""
+        name = type(self).__name__
+        try:
+            self._check_hyperparameters()
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{name}.step(): {e}") from None
+        out = []
+        for i, p in enumerate(self.params):
+            gt = p.grad
+            if gt is None:
+                continue
+            if not isinstance(gt, Tensor):
+                raise TypeError(f"{name}.step(): parameter {i}: .grad must be a Tensor or None, "
+                                f"not {type(gt).__name__}")
+            g = gt._data
+            if type(g) is not _ndarray:
+                g = np.asarray(g)
+            data = p.data
+            if g.shape != data.shape:
+                raise ValueError(f"{name}.step(): parameter {i} has shape {data.shape} but its "
+                                 f"gradient has shape {g.shape}")
+            if g.dtype != data.dtype:
+                if g.dtype.kind not in "biuf":
+                    raise TypeError(f"{name}.step(): parameter {i} ({data.dtype}) has a gradient "
+                                    f"of dtype {g.dtype}")
+                g = g.astype(data.dtype)
+            out.append((p, data, g))
+        return out
 
 
 def _sub_scaled(data: np.ndarray, lr: float, g: np.ndarray) -> None:
     """``data -= lr * g``, with NumPy's rounding, in one pass and without a temporary the size
     of the parameter (a compiled loop, ``fastgraph._update``); whatever it leaves (other
-    layouts, a floating-point exception) NumPy does, warnings included."""
+    layouts, a floating-point exception) NumPy does, warnings included.  Only called when
+    floating-point exceptions do not raise (see ``_fp_strict``): the compiled loop stops at one
+    after having written the blocks before it."""
     done = sub_scaled(data, g, lr)
     if done == data.size:
         return
@@ -61,20 +140,43 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr: float, momentum: float = 0.0):
         super().__init__(params, lr)
-        self.momentum = float(momentum)
+        self.momentum = _finite("momentum value", momentum)
         self._buf: dict[int, np.ndarray] = {}
 
+    def _check_hyperparameters(self) -> None:
+        super()._check_hyperparameters()
+        self.momentum = _finite("momentum value", self.momentum)
+
     def step(self) -> None:
-        for p, data, g in self._grads():
-            if self.momentum:
+        items = self._grads()
+        lr, m = self.lr, self.momentum
+        if _fp_strict():
+            # compute every new value first; a FloatingPointError then changes nothing
+            new = []
+            for p, data, g in items:
+                buf = None
+                if m:
+                    buf = self._buf.get(id(p))
+                    buf = g.copy() if buf is None else buf * m + g
+                    g = buf
+                new.append((p, data, buf, data - lr * g))
+            for p, data, buf, value in new:
+                if buf is not None:
+                    self._buf[id(p)] = buf
+                np.copyto(data, value)
+                p._bump_version()
+            return
+        for p, data, g in items:
+            if m:
                 buf = self._buf.get(id(p))
                 if buf is None:
                     buf = self._buf[id(p)] = g.copy()
                 else:
-                    buf *= self.momentum
+                    buf *= m
                     buf += g
                 g = buf
-            _sub_scaled(data, self.lr, g)
+            _sub_scaled(data, lr, g)
+            p._bump_version()  # (as PyTorch's in-place update does)
 
 
 class Adam(Optimizer):
@@ -82,21 +184,37 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8):
         super().__init__(params, lr)
-        self.b1, self.b2 = (float(b) for b in betas)
-        self.eps = float(eps)
+        b1, b2 = betas
+        self.b1 = _finite("beta parameter at index 0", b1, 0.0, 1.0, hi_open=True)
+        self.b2 = _finite("beta parameter at index 1", b2, 0.0, 1.0, hi_open=True)
+        self.eps = _finite("epsilon value", eps)
         self._state: dict[int, list] = {}
 
+    def _check_hyperparameters(self) -> None:
+        super()._check_hyperparameters()
+        self.b1 = _finite("beta parameter at index 0", self.b1, 0.0, 1.0, hi_open=True)
+        self.b2 = _finite("beta parameter at index 1", self.b2, 0.0, 1.0, hi_open=True)
+        self.eps = _finite("epsilon value", self.eps)
+
     def step(self) -> None:
-        for p, data, g in self._grads():
+        items = self._grads()
+        b1, b2, lr, eps = self.b1, self.b2, self.lr, self.eps
+        # every new value is computed before anything is written, so an exception (a
+        # FloatingPointError under np.errstate) leaves parameters, moments and step counts as
+        # they were; the arithmetic (and rounding) is that of the in-place formulas
+        new = []
+        for p, data, g in items:
             st = self._state.get(id(p))
-            if st is None:
-                st = self._state[id(p)] = [0, np.zeros_like(data), np.zeros_like(data)]
-            st[0] += 1
-            t, m, v = st
-            m *= self.b1
-            m += (1 - self.b1) * g
-            v *= self.b2
-            v += (1 - self.b2) * g * g
-            m_hat = m / (1 - self.b1 ** t)
-            v_hat = v / (1 - self.b2 ** t)
-            data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+            t, m, v = st if st is not None else (0, np.zeros_like(data), np.zeros_like(data))
+            t += 1
+            m = m * b1
+            m += (1 - b1) * g
+            v = v * b2
+            v += (1 - b2) * g * g
+            m_hat = m / (1 - b1 ** t)
+            v_hat = v / (1 - b2 ** t)
+            new.append((p, data, [t, m, v], data - lr * m_hat / (np.sqrt(v_hat) + eps)))
+        for p, data, st, value in new:
+            self._state[id(p)] = st
+            np.copyto(data, value)
+            p._bump_version()

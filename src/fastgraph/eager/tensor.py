@@ -115,8 +115,11 @@ class Tensor(TensorBase, OpMethods):
         return self.data.tolist()
 
     def detach(self) -> "Tensor":
-        """A new leaf sharing this tensor's data, outside the graph."""
-        return Tensor(self._data)
+        """A new leaf sharing this tensor's data (and, as in PyTorch, its in-place version
+        counter: changing the data through it is seen by a tape that saved this tensor)."""
+        t = Tensor(self._data)
+        self._share_version(t)
+        return t
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after ``backward()``."""
@@ -207,16 +210,27 @@ class Tensor(TensorBase, OpMethods):
         if isinstance(value, Tensor):
             value = value._data
         self.data[F.shape._canon_index(index)] = value
-        self._version += 1
+        self._bump_version()
 
     def _check_inplace(self, what: str) -> None:
-        if self._requires_grad and _gm._state.enabled:
+        """Raise where changing this tensor's data in place would corrupt a gradient."""
+        if not _gm._state.enabled:
+            return
+        if self._requires_grad:
             if self.grad_fn is None:
                 raise RuntimeError(f"a leaf Variable that requires grad is being used in an "
                                    f"in-place operation ({what}).")
             raise RuntimeError(f"in-place operation {what} on a tensor that requires grad is not "
                                f"supported: its old value may be saved for backward. Use an "
                                f"out-of-place operation (or fg.where) instead.")
+        base = self._base
+        if base is not None and base._requires_grad:
+            kind = "a leaf Variable" if base.grad_fn is None else "a tensor"
+            raise RuntimeError(f"a view of {kind} that requires grad is being used in an "
+                               f"in-place operation ({what}): the view was created in no_grad "
+                               f"mode and is being modified in place with grad mode enabled, "
+                               f"which is ambiguous and forbidden. Modify it inside "
+                               f"fg.no_grad(), or modify a copy.")
 
     def _inplace(self, ufunc, other, name):
         if self._requires_grad and _gm._state.enabled:
@@ -225,9 +239,16 @@ class Tensor(TensorBase, OpMethods):
                                    f"in-place operation ({name}).")
             # a non-leaf: record out of place; Python rebinds the name to the result
             return NotImplemented
+        if self._base is not None:
+            self._check_inplace(name)
         d = self.data
-        ufunc(d, other._data if isinstance(other, Tensor) else other, out=d, casting="same_kind")
-        self._version += 1  # a tape that saved this tensor now refuses to use it
+        try:
+            ufunc(d, other._data if isinstance(other, Tensor) else other, out=d,
+                  casting="same_kind")
+        except FloatingPointError:  # np.errstate(...='raise'): raised after writing
+            self._bump_version()
+            raise
+        self._bump_version()  # a tape that saved this data (through any view) refuses to use it
         return self
 
     def __iadd__(self, other): return self._inplace(np.add, other, "+=")
@@ -239,26 +260,73 @@ class Tensor(TensorBase, OpMethods):
 _WORDED = (ValueError, TypeError, IndexError, np.linalg.LinAlgError)
 
 
+def _operand_kind(v) -> str:
+    """A short description of an operand: its dtype, or its Python type."""
+    if isinstance(v, (np.ndarray, np.generic)):
+        return str(v.dtype)
+    if isinstance(v, (bool, int, float, complex)):
+        return f"{type(v).__name__} (Python scalar)"
+    return type(v).__name__
+
+
+def _operand_shape(v) -> str:
+    if isinstance(v, (np.ndarray, np.generic)):
+        return str(tuple(v.shape))
+    if isinstance(v, (bool, int, float, complex)):
+        return "()"
+    try:
+        return str(np.shape(v))
+    except Exception:
+        return f"ragged {type(v).__name__}" if isinstance(v, (list, tuple)) else "?"
+
+
+def _rebuild(e: BaseException, msg: str) -> BaseException:
+    """An exception of ``e``'s kind carrying ``msg``: ``e``'s own type where it can be built from
+    one message, else the nearest public base (NumPy's ufunc errors need more arguments)."""
+    if type(e) in _WORDED:
+        return type(e)(msg)
+    try:
+        new = type(e)(msg)
+        if str(new) == msg:
+            return new
+    except Exception:
+        pass
+    for base in _WORDED:
+        if isinstance(e, base):
+            return base(msg)
+    return TypeError(msg)
+
+
 def _op_error(op, values, attrs, e):
-    """Reword a NumPy failure so it names the op and the operands' shapes and dtypes."""
+    """Reword a NumPy failure so it names the op and the operands' shapes and dtypes.  Never
+    raises itself: whatever it cannot word is reported as a plain message (the caller chains
+    the original exception)."""
     if not isinstance(e, _WORDED):
         return e
-    shapes = [tuple(np.shape(v)) for v in values]
-    if op.shape is not None and not isinstance(e, np.linalg.LinAlgError):
-        try:  # the op's static shape rule words shape errors best
-            op.shape(shapes, **(attrs or {}))
-        except (ValueError, IndexError) as worded:
-            if str(worded).startswith(op.name):
-                return type(e)(str(worded))
+    try:
+        if op.shape is not None and not isinstance(e, np.linalg.LinAlgError):
+            try:  # the op's static shape rule words shape errors best
+                shapes = [tuple(np.shape(v)) for v in values]
+                op.shape(shapes, **(attrs or {}))
+            except (ValueError, IndexError) as worded:
+                if str(worded).startswith(op.name):
+                    kinds = " and ".join(_operand_kind(v) for v in values)
+                    where = " and ".join(str(s) for s in shapes)
+                    return _rebuild(e, f"{worded} (operand shapes {where}; dtypes {kinds})")
+            except Exception:
+                pass
+        kinds = " and ".join(_operand_kind(v) for v in values)
+        where = " and ".join(_operand_shape(v) for v in values)
+        msg = str(e)
+        if msg.startswith(op.name + ":"):
+            msg = msg[len(op.name) + 1:].strip()
+        return _rebuild(e, f"{op.name}: {msg} (operand shapes {where}; dtypes {kinds})")
+    except Exception:  # (a bug here must not hide the user's error)
+        try:
+            kinds = ", ".join(type(v).__name__ for v in values)
         except Exception:
-            pass
-    dtypes = " and ".join(str(np.result_type(v)) if not isinstance(v, (list, tuple)) else "list"
-                          for v in values)
-    where = " and ".join(str(s) for s in shapes)
-    msg = str(e)
-    if msg.startswith(op.name + ":"):
-        msg = msg[len(op.name) + 1:].strip()
-    return type(e)(f"{op.name}: {msg} (operand shapes {where}; dtypes {dtypes})")
+            kinds = "?"
+        return TypeError(f"{getattr(op, 'name', op)}: {e} (operand types {kinds})")
 
 
 _tape.configure(Tensor, F.ZERO, F.sum_to_like, F.astype, _op_error, F.REGISTRY)
