@@ -1094,3 +1094,24 @@ def test_grad_building_blocks_match_the_ops_rounding(dtype):
         np.testing.assert_array_equal(got, BY_NAME[name].ref(t, g))
         small = getattr(F, name)(t[:100], g[:100])          # eager: the tape's C loop / NumPy
         np.testing.assert_array_equal(got[:100], np.asarray(small))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_power_gives_numpys_bits_for_constant_exponents(dtype):
+    """NumPy's power loop with a scalar exponent: 0.5 -> sqrt, 2 -> x*x, -1 -> 1/x, 1 -> x
+    (the compiler's rewrites), others its own loop (powf for float32, where pow in double
+    rounded to float32 differed in the last bit)."""
+    rng = np.random.default_rng(3)
+    tiny = np.finfo(dtype).smallest_subnormal
+    x = np.concatenate([[-np.inf, -0.0, 0.0, np.inf, np.nan, -1.0, tiny, -tiny],
+                        rng.standard_normal(40_000) * 4]).astype(dtype)
+    for e in (0.5, 2.0, -1.0, 1.0, 0.0, -0.0, 3.0, -2.0, 1.5, -0.5):
+        k = compile_kernel([Expr.op("power", Expr.input(0), e)])
+        with np.errstate(all="ignore"):
+            want = np.power(x, dtype(e))
+        for nt in (1, 3):
+            got = k(x, num_threads=nt)
+            assert got.dtype == want.dtype
+            assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), (e, nt)
+    listing = compile_kernel([Expr.op("power", Expr.input(0), 0.5)]).describe()
+    assert "sqrt(" in listing and "power(" not in listing

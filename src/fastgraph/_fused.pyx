@@ -1493,7 +1493,12 @@ cdef class Program:
                 return 1
             nt = self.nt_fn()
         else:
-            nt = num_threads if type(num_threads) is int else int(num_threads)  # as _threads()
+            if type(num_threads) is not int:  # NumPy integers too; floats, strings, bools not
+                if isinstance(num_threads, bool) or not hasattr(num_threads, "__index__"):
+                    raise TypeError(f"num_threads must be an integer, got "
+                                    f"{type(num_threads).__name__} {num_threads!r}")
+                num_threads = num_threads.__index__()
+            nt = num_threads
             if nt < 1:
                 raise ValueError(f"num_threads must be >= 1, got {num_threads}")
         if nt > self.max_threads:

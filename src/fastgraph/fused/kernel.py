@@ -8,13 +8,15 @@
 
 The compiler hash-conses the DAG (common subexpressions become one instruction), applies a few
 peepholes (``add(multiply(a, b), c)`` -> ``fma``, ``subtract(c, multiply(a, b))`` -> ``nfma``,
-``multiply(a, greater(b, c))`` -> ``mul_greater``, ``power(x, 2)`` -> ``square``), allocates
+``multiply(a, greater(b, c))`` -> ``mul_greater``, ``power(x, c)`` -> ``square``/``sqrt``/
+``reciprocal``/``copy`` for the exponents NumPy special-cases), allocates
 block-length registers with a linear scan (a register is reused once its value is dead; a result
 never shares a register with its own operands), and hands the program to the Cython VM in
 :mod:`fastgraph._fused`.  The VM is described in ``docs/fused.md``.
 """
 from __future__ import annotations
 
+import operator
 import os
 from typing import Optional, Sequence
 
@@ -110,11 +112,20 @@ def default_num_threads() -> int:
     return int((_NT_FN or _nt_fn())())
 
 
+def _thread_count(num_threads) -> int:
+    """``num_threads`` as an int: an integer (Python or NumPy; not a bool) or a TypeError naming
+    it -- ``int()`` would take ``2.5`` or ``"2"`` silently."""
+    if type(num_threads) is bool or not isinstance(num_threads, (int, np.integer)):
+        raise TypeError(f"num_threads must be an integer or None, got {num_threads!r} "
+                        f"({type(num_threads).__name__})")
+    return int(num_threads)
+
+
 def _threads(num_threads) -> int:
     if num_threads is None:
         nt = default_num_threads()
     else:
-        nt = int(num_threads)
+        nt = num_threads if type(num_threads) is int else _thread_count(num_threads)
         if nt < 1:
             raise ValueError(f"num_threads must be >= 1, got {num_threads}")
     # more threads than this only adds scratch memory and fork/join cost
@@ -122,6 +133,12 @@ def _threads(num_threads) -> int:
 
 
 _MAX_THREADS = max(64, 4 * (os.cpu_count() or 1))
+
+#: the most inputs a kernel takes.  Each input owns a block register (8 KiB per thread at the
+#: default block) and the VM numbers registers with C ints; a kernel's ``nin`` also sizes lists
+#: at compile time, so ``Expr.input(10**9)`` would otherwise exhaust memory.  65536 inputs are
+#: already 512 MiB of registers per thread -- far beyond any fused region.
+MAX_INPUTS = 1 << 16
 
 
 # ------------------------------------------------------------------------------------------------
@@ -146,9 +163,13 @@ class Expr:
 
     @staticmethod
     def input(index: int) -> "Expr":
-        index = int(index)
-        if index < 0:
-            raise ValueError(f"input index must be >= 0, got {index}")
+        try:
+            index = operator.index(index)       # (int() would truncate 2.5 to input 2)
+        except TypeError:
+            raise TypeError(f"input index must be an integer, got {index!r}") from None
+        if not 0 <= index < MAX_INPUTS:
+            raise ValueError(f"input index must be in [0, {MAX_INPUTS}), got {index} "
+                             f"(a kernel takes at most MAX_INPUTS = {MAX_INPUTS} inputs)")
         return Expr("input", index=index)
 
     @staticmethod
@@ -223,6 +244,16 @@ class _Node:
         self.index, self.value, self.uses = index, value, 0
 
 
+#: ``power(x, c)`` for the constant exponents NumPy's power loop special-cases.  NumPy 2's
+#: float power loop, given an exponent of stride 0 (a scalar, as a plan passes a constant), runs
+#: ``-1 -> 1/x``, ``0 -> 1``, ``0.5 -> sqrt(x)``, ``1 -> x``, ``2 -> x*x`` instead of ``pow``;
+#: these differ from ``pow`` in the last bit of ~1 element in 1000 and at special values
+#: (``sqrt(-inf)`` is NaN where ``pow(-inf, 0.5)`` is inf; ``sqrt(-0.0)`` is -0.0).  The kernel
+#: computes the same ops, so it gives NumPy's bits.  (``0`` needs no rewrite: ``pow(x, 0)`` is 1
+#: for every x, NaN included.)  Keys compare as floats: ``-0.0``/``0`` and ``2``/``2.0`` hit.
+_POWER_FAST = {-1.0: "reciprocal", 0.5: "sqrt", 1.0: "copy", 2.0: "square"}
+
+
 def _canonicalise(outputs: Sequence[Expr]):
     """Iterative post-order walk with hash-consing. Returns (nodes in topo order, output nodes).
 
@@ -252,8 +283,10 @@ def _canonicalise(outputs: Sequence[Expr]):
                     stack.extend(pending)
                     continue
                 name = e.name
-                if name == "power" and args[1].kind == "const" and args[1].value in (2.0, -1.0):
-                    name, args = ("square" if args[1].value == 2.0 else "reciprocal"), args[:1]
+                if name == "power" and args[1].kind == "const":
+                    fast = _POWER_FAST.get(args[1].value)
+                    if fast is not None:
+                        name, args = fast, args[:1]
                 if len(args) == 1:
                     key = (name, args[0].cid)
                 elif len(args) == 2:
@@ -396,8 +429,15 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
     max_in = max((n.index for n in nodes if n.kind == "input"), default=-1)
     if nin is None:
         nin = max_in + 1
-    elif nin <= max_in:
-        raise ValueError(f"nin={nin} but the expressions read input {max_in}")
+    else:
+        try:
+            nin = operator.index(nin)
+        except TypeError:
+            raise TypeError(f"nin must be an integer, got {nin!r}") from None
+        if nin <= max_in:
+            raise ValueError(f"nin={nin} but the expressions read input {max_in}")
+        if nin > MAX_INPUTS:
+            raise ValueError(f"nin={nin} exceeds MAX_INPUTS = {MAX_INPUTS}")
 
     # --- register allocation -----------------------------------------------------------------
     nregs = 0
@@ -587,6 +627,8 @@ class FusedKernel:
                         "elementwise kernels only (call the kernel instead)")
 
     def __call__(self, *inputs, out=None, num_threads=None, dtype=None):
+        if num_threads is not None and type(num_threads) is not int:
+            num_threads = _thread_count(num_threads)    # (the C paths would int() it)
         # the C fast path computes in the inputs' own (common) dtype: fine when none is forced,
         # or when the forced one is already theirs
         if self._fast is not None and (dtype is None or (
@@ -597,6 +639,9 @@ class FusedKernel:
         if len(inputs) != self.nin:
             raise TypeError(f"fused kernel {self.name!r} takes {self.nin} input(s), "
                             f"got {len(inputs)}")
+        conv = _weak_scalars(self, inputs, dtype)
+        if conv is not None:
+            return self(*conv, out=out, num_threads=num_threads, dtype=dtype)
         key = _geometry_key(inputs, out, dtype)
         if key is not None:
             geo = self._geo.get(key)
@@ -836,9 +881,16 @@ class FusedKernel:
                 raise ValueError(f"out[{k}] is read-only")
             if self.reduce[k] is not None and not o.flags.c_contiguous:
                 raise ValueError(f"out[{k}] (a reduced output) must be C-contiguous")
-            if any(st == 0 for st, n in zip(o.strides, o.shape) if n > 1) or \
-                    any(st % dt.itemsize for st in o.strides) or not o.flags.aligned:
-                raise ValueError(f"out[{k}] has overlapping or unaligned strides {o.strides}")
+            if any(st == 0 for st, n in zip(o.strides, o.shape) if n > 1):
+                raise ValueError(f"out[{k}] has zero strides {o.strides}: several elements "
+                                 "share memory (a broadcast view cannot be written)")
+            if any(st % dt.itemsize for st in o.strides):
+                raise ValueError(f"out[{k}] has strides {o.strides} that are not multiples of "
+                                 f"the itemsize {dt.itemsize}")
+            if not o.flags.aligned:
+                addr = o.__array_interface__["data"][0]
+                raise ValueError(f"out[{k}] is misaligned: its data pointer {addr:#x} is not a "
+                                 f"multiple of {dt.alignment} ({dt} alignment)")
         for k in range(self.nout):
             for m in range(k):
                 if out[k].size and out[m].size and np.may_share_memory(out[k], out[m]):
@@ -861,6 +913,43 @@ class FusedKernel:
         return outs[0] if self.nout == 1 else tuple(outs)
 
 
+_PY_NUMBERS = (float, int, bool)
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def _weak_scalars(k, inputs, dtype):
+    """``inputs`` with Python numbers made NumPy scalars of the kernel's dtype, or ``None``
+    when there are none (or one does not convert).  A kernel computes a Python number as
+    NumPy 2 does -- weak, cast to the other operands' dtype -- so the value is the same; the
+    C paths and the geometry cache take NumPy scalars only, and ``fg.function`` feeds Python
+    scalar arguments as they are (~70 us on the general path, ~1 us more than a NumPy scalar
+    after this).  (Spelt out for speed: dtype identity tests instead of ``np.result_type``.)"""
+    py = False
+    f32 = True
+    f64 = False
+    for x in inputs:
+        if type(x) in _PY_NUMBERS:
+            py = True
+        else:
+            d = getattr(x, "dtype", None)
+            if d is _F64:
+                f64 = True
+            elif d is not _F32:
+                f32 = False
+    if not py:
+        return None
+    if dtype is None and f64:
+        dt = _F64               # (anything else promotes with it to float64 or fails later)
+    elif dtype is None and f32:
+        dt = _F32
+    else:
+        dt = k._dtype(inputs, dtype)
+    try:
+        return tuple([dt.type(x) if type(x) in _PY_NUMBERS else x for x in inputs])
+    except (OverflowError, ValueError):
+        return None
+
+
 class BroadcastCall:
     """``FusedKernel.broadcast_call``'s result: ``f(*inputs, out=None, dtype=None)``."""
     __slots__ = ("k", "shape", "cols", "modes", "name", "_c")
@@ -878,4 +967,7 @@ class BroadcastCall:
             res = self._c(inputs, out, self.shape, self.cols, self.modes, None)
             if res is not None:
                 return res
+            conv = _weak_scalars(self.k, inputs, dtype)
+            if conv is not None:
+                return self(*conv, out=out, dtype=dtype)
         return self.k(*inputs, out=out, dtype=dtype)

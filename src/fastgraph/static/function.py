@@ -35,25 +35,51 @@ import numpy as np
 from .. import ops as F
 from .gradients import gradients
 from .graph import Graph
-from .node import NODE_TYPES, as_node
+from .node import NODE_TYPES, PLACEHOLDER, Node, as_node
 from .session import Session, _flatten
 from .variables import Variable, _make_assign, placeholder
 
 __all__ = ["function", "static_value_and_grad"]
 
 
+#: Python scalars stay *weak* (NumPy 2 / JAX promotion: ``float32_array * 2.0`` is float32,
+#: ``int8_array * 2`` is int8): they are traced as weak placeholders of these dtypes and fed as
+#: the Python values themselves, so every NumPy step promotes them as eager mode does.
+_WEAK = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np.bool_)}
+#: the value a weak placeholder shows to dtype inference (node.py's probe for a weak constant)
+_PROBE = {float: 1.0, int: 1, bool: True}
+
+
 def _arg_value(a):
+    """An argument as traced and fed: ndarrays, NumPy scalars and weak Python scalars as they
+    are, eager Tensors as their data, anything else through ``np.asarray``."""
     if hasattr(a, "grad_fn") and hasattr(a, "data"):   # an eager Tensor: its data
         a = a.data
-    if type(a) is float:
-        return np.float64(a)
-    if type(a) is int:
-        return np.int64(a)
-    if type(a) is bool:
-        return np.bool_(a)
-    if isinstance(a, (np.ndarray, np.generic)):
+    if type(a) in _WEAK or isinstance(a, (np.ndarray, np.generic)):
         return a
     return np.asarray(a)
+
+
+def _value_key(v):
+    """A hashable key for a keyword argument that is equal only for values a trace cannot tell
+    apart: ``==`` says ``2 == 2.0 == True`` and ``0.0 == -0.0`` (different traces: dtypes,
+    signs) and ``nan != nan`` (a retrace, and a new cache entry, on every call).  Floats are
+    keyed by their bits (``float.hex``: -0.0 and 0.0 differ, every NaN is one key), NumPy
+    scalars by dtype and bytes, tuples and lists element by element; other values by type and
+    value (unhashable ones raise ``TypeError``: traced on every call)."""
+    t = type(v)
+    if t is float:
+        return (t, v.hex())
+    if t is int or t is bool or t is str or v is None:
+        return (t, v)
+    if t is complex:
+        return (t, v.real.hex(), v.imag.hex())
+    if t is tuple or t is list:
+        return (t, tuple([_value_key(x) for x in v]))
+    if isinstance(v, np.generic):
+        return (t, v.dtype.str, v.tobytes())
+    hash(v)
+    return (t, v)
 
 
 def _feed(v):
@@ -62,7 +88,8 @@ def _feed(v):
 
 
 class _Traced:
-    __slots__ = ("plan", "rebuild", "store", "graph", "n_args", "feed_pos", "donated", "paired")
+    __slots__ = ("plan", "rebuild", "store", "graph", "n_args", "feed_pos", "donated", "paired",
+                 "strong")
 
 
 def _memory_owner(v):
@@ -123,26 +150,53 @@ class Function:
         return sorted(pos)
 
     def _signature(self, vals, kwargs):
-        sig = tuple([(v.shape, v.dtype) for v in vals])
+        # arrays and NumPy scalars by shape and dtype, Python scalars (weak) by their type (no
+        # try/except: raising costs ~2 us when a Python scalar is passed)
+        sig = tuple([(v.shape, v.dtype) if type(v) not in _WEAK else type(v) for v in vals])
         if kwargs:
-            sig += (tuple(sorted(kwargs.items())),)
+            sig += (tuple(sorted([(k, _value_key(v)) for k, v in kwargs.items()])),)
         return sig
 
     def trace(self, vals, kwargs) -> _Traced:
         self.trace_count += 1
+        t = self._trace(vals, kwargs, ())
+        if type(t) is tuple:    # weak arguments to trace strong: see _weak_only
+            t = self._trace(vals, kwargs, t)
+        return t
+
+    def _trace(self, vals, kwargs, strong) -> _Traced:
+        """Trace with placeholders; a Python scalar argument is a weak placeholder unless its
+        position is in ``strong``.  Returns the traced plan, or a tuple: the positions of weak
+        arguments that must be traced strong instead."""
         donated = self._donated_positions(len(vals)) if self.donate_argnums else []
         g = Graph()
         with g.as_default():
-            args, phs, feed_pos = [], [], []
+            args, phs, feed_pos, weak = [], [], [], []
             for i, v in enumerate(vals):
+                tv = type(v)
+                if tv in _WEAK and (i in strong or i in donated):
+                    v = _WEAK[tv].type(v)       # traced (and fed) as a NumPy scalar
+                    tv = type(v)
                 if i in donated:   # its value is the caller's array, set per call
                     zero = as_node(np.zeros((), v.dtype), g)
                     args.append(Variable(F.broadcast_to(zero, v.shape), name=f"arg{i}"))
+                    continue
+                if tv in _WEAK:
+                    # node.py's dtype inference shows a weak node as a Python value of its type
+                    args.append(Node(g, PLACEHOLDER, (), None, (), _WEAK[tv],
+                                     g.unique_name(f"arg{i}"), kind="placeholder",
+                                     value=_PROBE[tv], weak=True))
+                    weak.append(i)
                 else:
                     args.append(placeholder(v.dtype, v.shape, name=f"arg{i}"))
-                    phs.append(args[-1])
-                    feed_pos.append(i)
+                phs.append(args[-1])
+                feed_pos.append(i)
+            n0 = len(g.nodes)
             out = self.fun(*args, **kwargs)
+            if weak:
+                bad = _weak_only(g.nodes[n0:], [args[i] for i in weak])
+                if bad:
+                    return tuple(strong) + tuple(weak[j] for j in bad)
             leaves: list = []
             rebuild = _flatten_outputs(out, leaves, g)
             paired = _pair_donations(leaves, [args[i] for i in donated])
@@ -159,6 +213,13 @@ class Function:
             t.feed_pos = feed_pos if donated else None
             t.donated = [(i, args[i].var_index, args[i].dtype) for i in donated]
             t.paired = [(k, var.var_index) for k, var in paired]
+            t.strong = ()
+            if strong or (donated and any(type(vals[i]) in _WEAK for i in donated)):
+                # the feeds of those positions are NumPy scalars, as traced
+                t.strong = tuple(i for i in range(len(vals)) if type(vals[i]) in _WEAK and (
+                    i in strong or i in donated))
+                if t.feed_pos is None:
+                    t.feed_pos = feed_pos
         return t
 
     def __call__(self, *args, **kwargs):
@@ -174,10 +235,18 @@ class Function:
                 self._cache[sig] = t
         if t.feed_pos is None:
             return t.rebuild(t.plan.run([_feed(v) for v in vals], t.store))
+        if t.strong:
+            vals = list(vals)
+            for i in t.strong:
+                vals[i] = _WEAK[type(vals[i])].type(vals[i])
         return self._call_donating(t, vals)
 
     def _call_donating(self, t: _Traced, vals: list):
+        """A run whose feeds are not simply the arguments: some are donated (variables) or
+        weak scalars traced strong (``t.strong``)."""
         feeds = [_feed(vals[i]) for i in t.feed_pos]
+        if not t.donated:
+            return t.rebuild(t.plan.run(feeds, t.store))
         # a store of this call's own: concurrent calls do not share it, and the plan keeps no
         # reference to the caller's arrays afterwards
         store = t.store[:]
@@ -205,17 +274,28 @@ class Function:
 
 
 def _flatten_outputs(out, leaves, graph):
-    """Like the Session's fetch flattening, with non-Node leaves turned into constants."""
-    if type(out) in NODE_TYPES or out is None:
-        return _flatten(out, leaves, graph)
-    if isinstance(out, (list, tuple, dict)):
-        if isinstance(out, dict):
-            return _flatten({k: _leafify(v, graph) for k, v in out.items()}, leaves, graph)
-        items = [_leafify(v, graph) for v in out]
-        if isinstance(out, tuple) and hasattr(out, "_fields"):
-            return _flatten(type(out)(*items), leaves, graph)
-        return _flatten(type(out)(items) if type(out) in (list, tuple) else items, leaves, graph)
-    return _flatten(as_node(out, graph), leaves, graph)
+    """Like the Session's fetch flattening, with non-Node leaves (at any depth) turned into
+    constants."""
+    return _flatten(_leafify(out, graph), leaves, graph)
+
+
+def _weak_only(nodes, weak) -> list:
+    """Indices into ``weak`` (weak placeholders) of those read by an op all of whose inputs are
+    weak (``s * 2.0``, ``-s``).  Such an op's static dtype is NumPy's for two Python scalars
+    given to a ufunc, a strong float64/int64, but a plan may compute it with Python's own
+    operators (0-d steps are inlined), which would keep it a weak Python scalar: the dtypes
+    of later steps would then depend on the plan (fused or not).  Those arguments are traced
+    and fed as NumPy scalars instead (``fg.multiply(2.0, 3.0)`` is an ``np.float64`` too)."""
+    ids = {id(w): j for j, w in enumerate(weak)}
+    bad = set()
+    for n in nodes:
+        ins = n.inputs
+        if n.kind == "op" and ins and all([q.weak for q in ins]):
+            for q in ins:
+                j = ids.get(id(q))
+                if j is not None:
+                    bad.add(j)
+    return sorted(bad)
 
 
 def _pair_donations(leaves, donated) -> list:
@@ -236,8 +316,22 @@ def _pair_donations(leaves, donated) -> list:
 
 
 def _leafify(v, graph):
-    if type(v) in NODE_TYPES or isinstance(v, (list, tuple, dict)) or v is None:
+    """``v`` with every leaf that is not a Node (or None) made a constant node, recursively,
+    keeping each container's type (list, tuple, namedtuple, dict and their subclasses)."""
+    t = type(v)
+    if t in NODE_TYPES or v is None:
         return v
+    if t is list:
+        return [_leafify(x, graph) for x in v]
+    if t is tuple:
+        return tuple([_leafify(x, graph) for x in v])
+    if isinstance(v, dict):
+        items = [(k, _leafify(x, graph)) for k, x in v.items()]
+        return dict(items) if t is dict else t(items)
+    if isinstance(v, tuple) and hasattr(v, "_fields"):    # a namedtuple
+        return t(*[_leafify(x, graph) for x in v])
+    if isinstance(v, (list, tuple)):
+        return t([_leafify(x, graph) for x in v])
     return as_node(v, graph)
 
 

@@ -100,8 +100,10 @@ def _compute_dtype(p, vm):
         return p.dtype if p.dtype in _F and p.inputs[0].dtype == p.dtype else None
     if not op.elementwise or op.opcode not in vm:
         return None
+    if name == "power" and not _power_exponent_ok(p.inputs[1]):
+        return None
     if name in _CMP:
-        dts = [q.dtype for q in p.inputs if not q.weak]
+        dts = [q.dtype for q in p.inputs if not _weak(q)]
         if not dts or any(d is None for d in dts):
             return None
         dt = np.result_type(*dts)
@@ -109,9 +111,42 @@ def _compute_dtype(p, vm):
     return p.dtype if p.dtype in _F else None
 
 
+def _weak_feed(q) -> bool:
+    """A feed of a weak placeholder: a Python scalar argument of ``fg.function``, fed as it is
+    (NumPy casts it to the other operands' dtype; a kernel does the same, see
+    ``fused.kernel._weak_scalars``).  Lowering gives feeds no ``weak`` flag of their own."""
+    return q.kind == "feed" and q.node is not None and q.node.weak and \
+        q.node.kind == "placeholder"
+
+
+def _weak(q) -> bool:
+    return q.weak or _weak_feed(q)
+
+
+def _root(q):
+    """``q`` seen through the broadcasts the kernel makes free (what a kernel reads)."""
+    while q.kind == "op" and q.op.name in _TRANSPARENT:
+        q = q.inputs[0]
+    return q
+
+
+def _power_exponent_ok(q) -> bool:
+    """Whether ``power(x, q)`` computes NumPy's bits in a kernel.  NumPy's float power loop
+    special-cases an exponent of stride 0 (``sqrt`` for 0.5, ``x*x`` for 2, ``1/x`` for -1:
+    ``_POWER_FAST`` in ``fused/kernel.py``), which a plan's ``np.power`` step sees for any
+    exponent of one element, or broadcast from one.  A constant exponent is fine (the compiler
+    rewrites the special values, see ``_power_exponent``); a computed or fed one of a single
+    element is not (its value is known only at run time, and the VM calls the loop with
+    stride-1 registers): that ``power`` stays a NumPy step."""
+    q = _root(q)
+    if q.kind == "const":
+        return True
+    return known(q.shape) and prod(q.shape) != 1
+
+
 def _input_ok(q, dt) -> bool:
     """Can an outside value ``q`` be a kernel input (or constant) of a ``dt`` kernel exactly?"""
-    if q.weak:
+    if q.weak or _weak_feed(q):
         return True
     d = q.dtype
     if d is None:
@@ -566,8 +601,35 @@ def fuse(ir, ctx) -> None:
         inputs: list = []
         force = False
 
-        def leaf(q):
+        def new_input(q):
             nonlocal force
+            j = len(inputs)
+            inputs.append(q)
+            if q.dtype != r.dtype:
+                force = True
+            return Expr.input(j)
+
+        def power_exponent(q):
+            """The exponent of a ``power`` member.  NumPy takes its fast paths (``sqrt`` for
+            0.5, ...) for an exponent of stride 0 -- one element or a zero-stride broadcast --
+            and ``pow`` for any other array, even one holding 0.5 everywhere: a constant of the
+            first kind is a kernel constant, rounded to the kernel dtype as NumPy casts it (a
+            float32 ``x ** 0.5000000001`` is ``sqrt``), which the compiler rewrites; any other
+            array is an input, computed with ``pow``."""
+            q0 = q
+            while q0.kind == "op" and q0.op.name in _TRANSPARENT:
+                q0 = q0.inputs[0]
+            if q0.kind == "const":
+                v = q0.value
+                if isinstance(v, np.ndarray) and v.size != 1 and not (
+                        v.size and all(st == 0 for st in v.strides)):
+                    e = exprs.get(id(q))
+                    return e if e is not None and e.kind == "input" else new_input(q)
+                v = np.asarray(v).reshape(-1)[:1].astype(r.dtype)[0]
+                return Expr.const(v)
+            return exprs.get(id(q)) or leaf(q)
+
+        def leaf(q):
             e = exprs.get(id(q))
             if e is not None:
                 return e
@@ -580,11 +642,7 @@ def fuse(ir, ctx) -> None:
                 if _splat(v):   # a folded broadcast of one value (a gradient seed)
                     e = exprs[id(q)] = Expr.const(v.flat[0])
                     return e
-            j = len(inputs)
-            inputs.append(q)
-            if q.dtype != r.dtype:
-                force = True
-            e = exprs[id(q)] = Expr.input(j)
+            e = exprs[id(q)] = new_input(q)
             return e
 
         outs = []
@@ -595,7 +653,9 @@ def fuse(ir, ctx) -> None:
                 e = leaf(m.inputs[0])
             else:
                 # most operands are earlier members: their expression is already made
-                args = [exprs.get(id(q)) or leaf(q) for q in m.inputs]
+                args = [exprs.get(id(q)) or leaf(q) for q in m.inputs] if name != "power" \
+                    else [exprs.get(id(m.inputs[0])) or leaf(m.inputs[0]),
+                          power_exponent(m.inputs[1])]
                 opcode = m.op.opcode
                 e = _peephole(opcode, args) or Expr.op(opcode, *args)
             exprs[id(m)] = e
@@ -609,7 +669,7 @@ def fuse(ir, ctx) -> None:
                     specs.append(None)
         if not outs:
             continue
-        shapes = [np.shape(q.value) if q.weak else q.shape for q in inputs]
+        shapes = [np.shape(q.value) if q.weak else q.shape for q in inputs]   # (weak feeds: ())
         if any(not known(sh) for sh in shapes):
             for m in members:
                 fused_ids.pop(id(m), None)
