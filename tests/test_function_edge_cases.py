@@ -264,3 +264,11 @@ def test_input_index_is_bounded():
     assert compile_kernel([Expr.input(MAX_INPUTS - 1) * 1.5]).nin == MAX_INPUTS
     with pytest.raises(ValueError, match="MAX_INPUTS"):
         compile_kernel([Expr.input(0)], nin=MAX_INPUTS + 1)
+
+
+def test_an_eager_factory_inside_function_says_what_to_use():
+    f = fg.function(lambda a: a + fg.ones(2))
+    with pytest.raises(TypeError, match=r"cannot mix an eager fg.Tensor.*np.ones"):
+        f(np.zeros(2))
+    g = fg.function(lambda a: a + np.ones(2))     # the advice works
+    np.testing.assert_array_equal(g(np.zeros(2)), np.ones(2))

@@ -209,7 +209,9 @@ def _reject_tensor(a):
         _TENSOR_TYPE.append(Tensor)
     if isinstance(a, _TENSOR_TYPE[0]):
         raise TypeError("cannot mix an eager fg.Tensor with symbolic graph Nodes in one "
-                        "operation; use fg.constant(t.data) or a placeholder")
+                        "operation; use fg.constant(t.data) or a placeholder (the factories "
+                        "fg.zeros, fg.ones, fg.randn... make eager Tensors: inside a graph or "
+                        "@fg.function build constant arrays with NumPy, e.g. np.ones(shape))")
 
 
 # ---- dtype inference --------------------------------------------------------------------------
