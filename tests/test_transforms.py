@@ -291,3 +291,46 @@ def test_scipy_minimize_with_hess():
                                   hess=fg.hessian(rosen), method="trust-exact")
     assert res.success, res.message
     np.testing.assert_allclose(res.x, [1.0, 1.0], atol=1e-5)
+
+
+# ---- outputs that are not one Tensor -------------------------------------------------------------
+@pytest.mark.parametrize("fun, match", [
+    (lambda x: [fg.sum(x)], "got list .*fg.jacobian"),
+    (lambda x: (fg.sum(x),), "got tuple"),
+    (lambda x: {"a": fg.sum(x)}, "got dict"),
+    (lambda x: None, "got NoneType"),
+    (lambda x: fg.sum(x) > 0, "dtype bool"),
+    (lambda x: fg.sum(x).astype(np.int64), "dtype int64"),
+])
+def test_grad_of_a_non_scalar_output_raises_instead_of_zeros(fun, match):
+    with pytest.raises(TypeError, match=match):
+        fg.grad(fun)(np.ones(3))
+
+
+def test_grad_of_a_constant_number_is_zero():
+    np.testing.assert_array_equal(fg.grad(lambda x: 3.0)(np.ones(2)), np.zeros(2))
+
+
+def test_jacobian_keeps_the_output_structure():
+    x = np.array([1.0, 2.0, 3.0])
+    J = fg.jacobian(lambda v: {"a": v * 2, "b": [fg.sum(v), v * v]})(x)
+    np.testing.assert_array_equal(J["a"], 2 * np.eye(3))
+    np.testing.assert_array_equal(J["b"][0], np.ones(3))
+    np.testing.assert_array_equal(J["b"][1], np.diag(2 * x))
+    Jt = fg.jacobian(lambda v: (v * 2, fg.sum(v)))(x)
+    assert isinstance(Jt, tuple) and Jt[0].shape == (3, 3) and Jt[1].shape == (3,)
+
+
+def test_hessian_with_tuple_argnums_is_nested_like_jax():
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    H = fg.hessian(lambda a, b: fg.sum(a * a * b), (0, 1))(x, y)
+    np.testing.assert_array_equal(H[0][0], np.diag(2 * y))
+    np.testing.assert_array_equal(H[0][1], np.diag(2 * x))
+    np.testing.assert_array_equal(H[1][0], np.diag(2 * x))
+    np.testing.assert_array_equal(H[1][1], np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("argnums", [1.0, "0", (), (0, 1.5), True])
+def test_argnums_must_be_ints(argnums):
+    with pytest.raises(TypeError, match="argnums"):
+        fg.grad(lambda a, b: fg.sum(a * b), argnums=argnums)(np.ones(2), np.ones(2))

@@ -99,7 +99,11 @@ def _zeros_like(x):
 
 
 def _argnums(argnums, n_args: int) -> tuple[tuple[int, ...], bool]:
-    single = isinstance(argnums, (int, np.integer))
+    single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
+    ok = single or (isinstance(argnums, (tuple, list)) and argnums and all(
+        isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in argnums))
+    if not ok:
+        raise TypeError(f"argnums must be an int or a non-empty tuple of ints, got {argnums!r}")
     nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
     for a in nums:
         if not -n_args <= a < n_args:
@@ -131,8 +135,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False) -> Callable:
                     raise TypeError("has_aux=True requires the function to return a pair "
                                     "(value, aux)")
                 out, aux = out
-            if not isinstance(out, Tensor):
-                out = Tensor(np.asarray(out))
+            out = _output_tensor(out, fun, "grad")
             if out.size != 1:
                 raise TypeError(f"grad requires a scalar-output function; got an output of "
                                 f"shape {out.shape}")
@@ -184,24 +187,60 @@ def jacobian(fun: Callable, argnums=0) -> Callable:
         with _scope():
             args, watched = _watch_args(args, nums)
             out = fun(*args, **kwargs)
-            if not isinstance(out, Tensor):
-                out = Tensor(np.asarray(out))
-            flat = F.reshape(out, (-1,))
-            rows: list[list] = [[] for _ in watched]
-            for k in range(flat.shape[0]):
-                grads = (_autograd_grad(flat[k], watched, retain_graph=True, create_graph=nested,
-                                        allow_unused=True)
-                         if flat.requires_grad else (None,) * len(watched))
-                for r, w, g in zip(rows, watched, grads):
-                    r.append(_zeros_like(w) if g is None else g)
-            jacs = tuple(
-                F.reshape(F.stack(r), tuple(out.shape) + tuple(w.shape)) if r else
-                Tensor(np.zeros(tuple(out.shape) + tuple(w.shape), dtype=w.dtype))
-                for r, w in zip(rows, watched))
-        result = jacs[0] if single else jacs
+
+            def jac(o):
+                """The Jacobian(s) of one output leaf (the output's structure is kept, as JAX
+                keeps it: a list of outputs gives a list of Jacobians)."""
+                o = _output_tensor(o, fun, "jacobian")
+                flat = F.reshape(o, (-1,))
+                rows: list[list] = [[] for _ in watched]
+                for k in range(flat.shape[0]):
+                    grads = (_autograd_grad(flat[k], watched, retain_graph=True,
+                                            create_graph=nested, allow_unused=True)
+                             if flat.requires_grad else (None,) * len(watched))
+                    for r, w, g in zip(rows, watched, grads):
+                        r.append(_zeros_like(w) if g is None else g)
+                jacs = tuple(
+                    F.reshape(F.stack(r), tuple(o.shape) + tuple(w.shape)) if r else
+                    Tensor(np.zeros(tuple(o.shape) + tuple(w.shape), dtype=w.dtype))
+                    for r, w in zip(rows, watched))
+                return jacs[0] if single else jacs
+
+            result = _map_structure(jac, out)
         return result if nested else _numpy(result)
 
     return wrapper
+
+
+def _map_structure(fn, out):
+    """``fn`` applied to every leaf of ``out`` (lists, tuples, namedtuples, dicts kept)."""
+    if isinstance(out, Tensor) or not isinstance(out, (list, tuple, dict)):
+        return fn(out)
+    if isinstance(out, dict):
+        return type(out)((k, _map_structure(fn, v)) for k, v in out.items())
+    if isinstance(out, tuple) and hasattr(out, "_fields"):
+        return type(out)(*(_map_structure(fn, v) for v in out))
+    return type(out)(_map_structure(fn, v) for v in out)
+
+
+def _output_tensor(out, fun, transform: str) -> Tensor:
+    """The differentiated output as a Tensor: a Tensor, or a number/array (a constant: its
+    gradient is zero).  Containers, ``None`` and non-numeric values are a ``TypeError``
+    (converted through ``np.asarray`` they would silently give zero gradients), and so are
+    boolean and integer outputs, which carry no gradient (JAX rejects them too)."""
+    name = getattr(fun, "__name__", fun)
+    if not isinstance(out, Tensor):
+        if out is None or isinstance(out, (list, tuple, dict, str)) or not isinstance(
+                out, (int, float, np.ndarray, np.generic)):
+            hint = " (use fg.jacobian for a list, tuple or dict of outputs)" \
+                if transform == "grad" and isinstance(out, (list, tuple, dict)) else ""
+            raise TypeError(f"{transform} of {name!r}: the function must return a Tensor or a "
+                            f"number, got {type(out).__name__}{hint}")
+        out = Tensor(np.asarray(out))
+    if out.dtype.kind not in "fc":
+        raise TypeError(f"{transform} of {name!r}: the output has dtype {out.dtype}; only "
+                        f"floating-point outputs can be differentiated")
+    return out
 
 
 def hessian(fun: Callable, argnums: int = 0) -> Callable:
