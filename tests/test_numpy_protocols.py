@@ -162,9 +162,13 @@ def test_numpy_calls_on_plain_values_return_numpy():
 def test_every_op_is_exposed_under_its_numpy_name():
     missing = [n for n in PUBLIC if not hasattr(fnp, n)]
     assert not missing
-    for name in ("exp", "sum", "matmul", "where", "softmax", "maximum", "concatenate"):
-        assert getattr(fnp, name) is getattr(fg, name)
-    assert fnp.absolute is fg.abs and fnp.amax is fg.max and fnp.amin is fg.min
+    # names NumPy has too run NumPy's own function on plain values (see the tests below);
+    # fastgraph-only names are fastgraph's functions themselves
+    for name in ("exp", "sum", "matmul", "where", "maximum", "concatenate", "abs", "max"):
+        assert getattr(fnp, name).__wrapped__ is getattr(fg, name)
+    assert fnp.softmax is fg.softmax and fnp.relu is fg.relu
+    assert fnp.absolute.__wrapped__ is fg.abs and fnp.amax.__wrapped__ is fg.max
+    assert fnp.amin.__wrapped__ is fg.min
     for name in ("inv", "solve", "det", "slogdet"):
         assert getattr(fnp.linalg, name) is getattr(fg.linalg, name)
 
@@ -224,6 +228,36 @@ def test_small_numpy_script_runs_unchanged():
     eps = 1e-6
     num = [(loss_np(w_np + eps * e) - loss_np(w_np - eps * e)) / (2 * eps) for e in np.eye(3)]
     np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-9)
+
+
+A = np.arange(6.0).reshape(2, 3)
+# NumPy forms and keywords the differentiable ops do not take: plain arrays get NumPy's own
+NUMPY_ONLY_FORMS = [
+    ("where-one-argument", lambda m: m.where(A > 2)),
+    ("sum-dtype", lambda m: m.sum(A, dtype=np.float32)),
+    ("mean-dtype", lambda m: m.mean(A, dtype=np.float32)),
+    ("sum-initial", lambda m: m.sum(A, initial=10.0)),
+    ("max-initial", lambda m: m.max(A, initial=-1.0)),
+    ("sum-where", lambda m: m.sum(A, where=A > 1)),
+    ("reshape-order", lambda m: m.reshape(A, (3, 2), order="F")),
+    ("reshape-shape-keyword", lambda m: m.reshape(A, shape=(3, 2))),
+    ("ravel-order", lambda m: m.ravel(A, order="F")),
+    ("clip-min-max-keywords", lambda m: m.clip(A, min=1, max=2)),
+    ("concatenate-axis-none", lambda m: m.concatenate([A, A], axis=None)),
+    ("einsum-trace", lambda m: m.einsum("ii", np.eye(3))),
+    ("einsum-interleaved", lambda m: m.einsum(A, [0, 1], A, [2, 1], [0, 2])),
+    ("reciprocal-int", lambda m: m.reciprocal(np.array([2]))),
+    ("exp-out", lambda m: m.exp(A, out=np.empty((2, 3)))),
+]
+
+
+@pytest.mark.parametrize("name,call", NUMPY_ONLY_FORMS, ids=[c[0] for c in NUMPY_ONLY_FORMS])
+def test_drop_in_takes_numpy_forms_on_plain_arrays(name, call):
+    want, got = call(np), call(fnp)
+    for w, g in zip(want if isinstance(want, tuple) else (want,),
+                    got if isinstance(got, tuple) else (got,)):
+        assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)
 
 
 def test_drop_in_with_tensors():

@@ -3,22 +3,58 @@
 Every fastgraph operation is available under its NumPy name and is differentiable; any other name
 (constants, ``linspace``, ``random``, dtypes, ...) is NumPy's own, unchanged, so existing scripts
 keep working after changing only their import line.
+
+An operation NumPy also has runs as NumPy's own function when no argument is an eager Tensor or
+a graph Node: plain-array code then gets exactly NumPy's results and every NumPy keyword and form
+(``np.where(cond)``, ``np.sum(a, dtype=...)``, ``out=``, ``order=``...), which the differentiable
+versions do not all take.  With a Tensor or Node among the arguments the fastgraph operation runs.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as _np
 
 from . import ops as _ops
+from .eager.tensor import Tensor as _Tensor
 from .ops import *  # noqa: F401,F403  (the vocabulary, under NumPy names)
-from .ops import abs, max, min, sum  # noqa: F401  (shadow the builtins on purpose)
 from . import linalg  # noqa: F401
-
-absolute = _ops.abs
-amax = _ops.max
-amin = _ops.min
-true_divide = _ops.divide
+from .static.node import NODE_TYPES as _NODE_TYPES
 
 __all__ = list(_ops.PUBLIC) + ["absolute", "amax", "amin", "true_divide", "linalg"]
+
+
+def _graph_value_in(values) -> bool:
+    """Whether any value (or an item of a list/tuple among them) is a Tensor or a Node."""
+    for v in values:
+        t = type(v)
+        if t is _Tensor or t in _NODE_TYPES or isinstance(v, _Tensor):
+            return True
+        if (t is list or t is tuple) and v and _graph_value_in(v):
+            return True
+    return False
+
+
+def _numpy_for_plain_values(fg_fn, np_fn):
+    @functools.wraps(fg_fn)
+    def op(*args, **kwargs):
+        if _graph_value_in(args) or (kwargs and _graph_value_in(kwargs.values())):
+            return fg_fn(*args, **kwargs)
+        return np_fn(*args, **kwargs)
+    return op
+
+
+def _export(name: str, fg_fn) -> None:
+    np_fn = getattr(_np, name, None)
+    globals()[name] = fg_fn if not callable(np_fn) else _numpy_for_plain_values(fg_fn, np_fn)
+
+
+for _name in _ops.PUBLIC:
+    _export(_name, getattr(_ops, _name))
+for _name, _fn in (("absolute", _ops.abs), ("amax", _ops.max), ("amin", _ops.min),
+                   ("true_divide", _ops.divide)):
+    _export(_name, _fn)
+del _name, _fn
 
 
 def __getattr__(name: str):

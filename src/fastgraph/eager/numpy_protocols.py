@@ -5,6 +5,8 @@ recorded exactly like ``fg.exp``); anything else runs on the plain arrays and re
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .. import ops as F
@@ -68,13 +70,27 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     return result
 
 
+_SIGNATURES: dict = {}
+
+
+def _takes(fn, args, kwargs) -> bool:
+    """Whether fastgraph's ``fn`` takes these arguments (NumPy's forms it does not take --
+    ``dtype=``, ``out=``, one-argument ``where`` -- run as plain NumPy instead).  Checked by
+    binding the signature, so a ``TypeError`` raised *inside* the op still reaches the user."""
+    sig = _SIGNATURES.get(fn)
+    if sig is None:
+        sig = _SIGNATURES[fn] = inspect.signature(fn)
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError:
+        return False
+    return True
+
+
 def array_function(func, types, args, kwargs):
     fn = FUNCTIONS.get(func)
-    if fn is not None:
-        try:
-            return fn(*args, **kwargs)
-        except TypeError:
-            pass  # an argument fastgraph's op does not take (dtype=, out=...): plain NumPy
+    if fn is not None and _takes(fn, args, kwargs):
+        return fn(*args, **kwargs)
     return func(*_unwrap(args), **_unwrap_kwargs(kwargs))
 
 
