@@ -470,3 +470,33 @@ def test_concrete_shapes_follow_the_feed_where_static_shapes_are_unknown():
         assert sess.run(fg.sum(a * 2.0), {a: np.ones(5)}) == 10.0
         with pytest.raises(fg.errors.InvalidArgumentError, match="add"):
             sess.run(a + b, {a: np.ones(3), b: np.ones(4)})
+
+
+def test_variable_ops_are_scoped_once():
+    g = fg.Graph()
+    with g.as_default(), fg.name_scope("layer1"):
+        v = fg.Variable(1.0, name="w")
+        assert v.name == "layer1/w"
+        assert v.initializer.name == "layer1/w/Assign"
+        assert v.assign_sub(1.0).name == "layer1/w/AssignSub"
+        assert v.assign_sub(1.0, name="dec").name == "layer1/dec"
+
+
+@pytest.mark.parametrize("make", [lambda: fg.train.AdamOptimizer(0.1),
+                                  lambda: fg.train.MomentumOptimizer(0.1, 0.9),
+                                  lambda: fg.train.GradientDescentOptimizer(0.1)])
+def test_one_optimizer_object_serves_two_graphs(make):
+    opt = make()
+    results = []
+    for _ in range(2):
+        g = fg.Graph()
+        with g.as_default():
+            w = fg.Variable(np.array([1.0, 2.0]))
+            train = opt.minimize(fg.sum(w * w))
+            init = fg.global_variables_initializer()
+        sess = fg.Session(graph=g)
+        sess.run(init)
+        sess.run(train)
+        sess.run(train)
+        results.append(sess.run(w))
+    np.testing.assert_array_equal(results[0], results[1])

@@ -96,12 +96,13 @@ class AdamOptimizer(Optimizer):
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, name="Adam"):
         super().__init__(learning_rate, name)
         self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
-        self._step = None
+        self._steps: dict = {}      # graph -> its step counter (TF1 keys these by graph too)
 
     def _updates(self, pairs, graph):
-        if self._step is None:
-            self._step = Variable(np.float64(0.0), name="step", trainable=False)
-        t = self._step.assign_add(1.0)
+        step = self._steps.get(graph)
+        if step is None:
+            step = self._steps[graph] = Variable(np.float64(0.0), name="step", trainable=False)
+        t = step.assign_add(1.0)
         ups = [t]
         b1 = np.float64(self.beta1)
         b2 = np.float64(self.beta2)

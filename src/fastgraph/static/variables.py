@@ -89,7 +89,9 @@ class Variable(Node):
         g.variables.append(self)
         if self.trainable:
             g._trainable.append(self)
-        self.initializer = _make_assign(self, init, vname + "/Assign", operation=True)
+        # (vname already carries the name scope)
+        self.initializer = _make_assign(self, init, vname + "/Assign", operation=True,
+                                        scoped=False)
 
     def assign(self, value, name=None) -> Node:
         """A node that sets this variable to ``value`` when run (its value is the new value)."""
@@ -100,7 +102,11 @@ class Variable(Node):
         return assign_add(self, delta, name)
 
     def assign_sub(self, delta, name=None) -> Node:
-        return assign(self, self - delta, name or self.name + "/AssignSub")
+        """A node that subtracts ``delta`` from this variable when run (its value is the new
+        value)."""
+        if name is not None:
+            return assign(self, self - delta, name)
+        return _make_assign(self, self - delta, self.name + "/AssignSub", scoped=False)
 
     def __repr__(self) -> str:
         return f"<fg.Variable {self.name!r} shape={self.shape} dtype={self.dtype}>"
@@ -109,7 +115,8 @@ class Variable(Node):
 register_node_type(Variable)
 
 
-def _make_assign(var: Variable, value, name: str, operation: bool = False) -> Node:
+def _make_assign(var: Variable, value, name: str, operation: bool = False,
+                 scoped: bool = True) -> Node:
     g = var.graph
     value = as_node(value, g)
     if value.shape is not None:
@@ -130,7 +137,7 @@ def _make_assign(var: Variable, value, name: str, operation: bool = False) -> No
         value = F.astype(value, var.dtype)
     if value.shape != var.shape:
         value = F.broadcast_to(value, var.shape)
-    return Node(g, ASSIGN, (value,), None, var.shape, var.dtype, g.unique_name(name),
+    return Node(g, ASSIGN, (value,), None, var.shape, var.dtype, g.unique_name(name, scoped),
                 kind="assign", value=var, is_operation=operation)
 
 
