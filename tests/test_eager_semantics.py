@@ -914,3 +914,9 @@ def test_recorded_tensors_are_not_scanned_by_the_cyclic_gc():
     assert not gc.is_tracked(y.grad_fn.inputs)
     y.sum().backward()                     # and the tape still works
     np.testing.assert_allclose(x.grad.data, 2 * (1 - np.tanh(x.data * 2) ** 2))
+
+
+def test_membership_compares_elements_like_numpy():
+    t = fg.tensor(np.arange(6.0).reshape(2, 3))
+    assert 3.0 in t and 7.0 not in t
+    assert fg.tensor([0.0, 1.0, 2.0]) in t

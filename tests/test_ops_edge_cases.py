@@ -371,3 +371,12 @@ def test_index_array_kept_read_only_and_caller_array_untouched():
     y = fg.ops.getitem(x, idx)
     assert idx.flags.writeable  # the caller's array is not frozen
     np.testing.assert_array_equal(y.data, [2.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("axis", [None, (0, 1)])
+def test_logsumexp_over_all_axes_is_a_numpy_scalar_like_scipy(dtype, axis):
+    x = np.arange(6.0, dtype=dtype).reshape(2, 3)
+    got = fg.logsumexp(x, axis=axis)
+    assert type(got) is dtype          # scipy.special.logsumexp's (and np.sum's) result type
+    np.testing.assert_allclose(got, np.log(np.sum(np.exp(x.astype(np.float64)))), rtol=1e-6)

@@ -114,6 +114,12 @@ class Tensor(TensorBase, OpMethods):
     def tolist(self):
         return self.data.tolist()
 
+    def __contains__(self, value) -> bool:
+        """``value in t``: whether any element equals ``value`` (NumPy's and PyTorch's rule;
+        without it Python would compare whole rows)."""
+        other = value._data if isinstance(value, Tensor) else value
+        return bool((self.data == other).any())
+
     def detach(self) -> "Tensor":
         """A new leaf sharing this tensor's data (and, as in PyTorch, its in-place version
         counter: changing the data through it is seen by a tape that saved this tensor)."""

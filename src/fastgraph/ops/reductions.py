@@ -119,7 +119,7 @@ def _logsumexp_forward(x, axis=None, keepdims=False):
     out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
     if not keepdims:
         out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
-    return out
+    return out[()] if out.ndim == 0 else out   # a NumPy scalar, as NumPy's reductions give
 
 
 def _logsumexp_vjp(g, ans, x, axis, keepdims):
