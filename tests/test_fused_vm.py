@@ -132,6 +132,40 @@ def test_program_rejects_unknown_opcode_and_bad_registers():
         _fused.Program(np.array([[BY_NAME["exp"].code, 0, 0, 1, -1, -1]]), 2, [0, 1], [0], [], [])
 
 
+def test_program_outputs_need_registers_of_their_own():
+    # the VM points an output's register at the output array: an input's or constant's register
+    # (or one listed for two outputs) would lose its value -- rejected, not run on garbage
+    none = np.zeros((0, 6), np.intc)
+    with pytest.raises(ValueError, match="input or constant register"):
+        _fused.Program(none, 1, [0], [0], [], [])
+    with pytest.raises(ValueError, match="input or constant register"):
+        _fused.Program(none, 2, [0], [1], [1], [2.0])
+    exp = np.array([[BY_NAME["exp"].code, 0, 1, 0, -1, -1]], np.intc)
+    with pytest.raises(ValueError, match="earlier output"):
+        _fused.Program(exp, 2, [0], [1, 1], [], [])
+
+
+@pytest.mark.parametrize("block", [2 ** 21, 2 ** 40, 2 ** 61])
+def test_block_sizes_are_bounded(block):
+    # a huge block once overflowed the scratch size computation (a segfault)
+    with pytest.raises(ValueError, match="block must be in"):
+        compile_kernel(Expr.input(0) + 1.0, block=block)
+    k = compile_kernel(Expr.input(0) + 1.0)
+    with pytest.raises(ValueError, match="block must be in"):
+        k._prog.configure(block, 1 << 30)
+    with pytest.raises(ValueError, match="nregs"):
+        _fused.Program(np.zeros((0, 6), np.intc), 2 ** 31 - 1, [0], [1], [], [])
+
+
+def test_program_run_rejects_unknown_reduction_codes():
+    k = compile_kernel([Expr.op("exp", Expr.input(0))])
+    a, o = np.arange(20.0), np.empty(1)
+    for code in (7, -1):
+        with pytest.raises(ValueError, match="unknown reduction code"):
+            k._prog.run(True, [a], np.array([[8]]), [o], np.array([[0]]), (20,), 20,
+                        [code], [0], 1, B, 1 << 30)
+
+
 # ------------------------------------------------------------------------------------------------
 # every opcode, both dtypes, contiguous, all sizes
 # ------------------------------------------------------------------------------------------------

@@ -895,6 +895,11 @@ cdef void _gather(real* dst, real* base, const Py_ssize_t* strides, const Py_ssi
 # --------------------------------------------------------------------------------------------
 # the block interpreter
 # --------------------------------------------------------------------------------------------
+#: limits checked at the Python boundary: with them a thread's scratch (``nregs * block *
+#: itemsize``, times the thread count) can never overflow ``size_t``
+MAX_BLOCK = 1 << 20
+MAX_REGS = 1 << 20
+
 cdef enum:
     IN_UNUSED = 0
     IN_CONTIG = 1
@@ -1364,6 +1369,8 @@ cdef class Program:
         self.nconst = const_reg.shape[0]
         if self.nout < 1:
             raise ValueError("a program needs at least one output")
+        if nregs < 0 or nregs > MAX_REGS:
+            raise ValueError(f"nregs must be in 0..{MAX_REGS}, got {nregs}")
         self.code = <int*>malloc(sizeof(int) * (6 * self.ninstr + 1))
         self.in_reg = <int*>malloc(sizeof(int) * (self.nin + 1))
         self.out_reg = <int*>malloc(sizeof(int) * (self.nout + 1))
@@ -1423,6 +1430,14 @@ cdef class Program:
             _check_reg(r, nregs, "output", i)
             if state[r] == 0:
                 raise ValueError(f"output {i} register {r} is never written")
+            # the VM points an output's register at the output array while it runs: an input's
+            # or constant's register, or one shared by two outputs, would lose its value
+            if state[r] == 2:
+                raise ValueError(f"output {i} register {r} is an input or constant register "
+                                 "(copy it into a register of its own)")
+            if state[r] == 3:
+                raise ValueError(f"output {i} register {r} is also an earlier output's")
+            state[r] = 3
             self.out_reg[i] = r
         self._plan_direct(cv)
 
@@ -1462,8 +1477,8 @@ cdef class Program:
         elements per block, one thread below ``threshold`` elements, non-temporal stores from
         ``stream_min`` elements (``-1``: never), ``nt_fn()`` gives the default thread count
         (``None``: 1), at most ``max_threads`` threads."""
-        if block < 16:
-            raise ValueError("block must be >= 16")
+        if block < 16 or block > MAX_BLOCK:
+            raise ValueError(f"block must be in 16..{MAX_BLOCK}, got {block}")
         if max_threads < 1:
             raise ValueError("max_threads must be >= 1")
         self.block = block
@@ -1939,8 +1954,11 @@ cdef class Program:
         if ist.shape[1] != nd or ost.shape[1] != nd or ored.shape[0] != self.nout \
                 or odef.shape[0] != self.nout:
             raise ValueError("stride/flag arrays do not match the operands")
-        if block < 16:
-            raise ValueError("block must be >= 16")
+        if block < 16 or block > MAX_BLOCK:
+            raise ValueError(f"block must be in 16..{MAX_BLOCK}, got {block}")
+        for k in range(self.nout):
+            if ored[k] < 0 or ored[k] > RED_MIN:
+                raise ValueError(f"out_red[{k}]: unknown reduction code {ored[k]}")
         dt = np.float64 if f64 else np.float32
         for j in range(nd):
             if shp[j] < 1:

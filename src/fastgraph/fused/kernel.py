@@ -419,10 +419,10 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
     if strategy not in _STRATEGIES:
         raise ValueError(f"strategy must be one of {_STRATEGIES}, got {strategy!r}")
     block = int(block)
-    if block < 16:
-        raise ValueError("block must be >= 16")
-    specs = _normalise_reduce(reduce, len(outputs))
     vm = _vm()
+    if block < 16 or block > vm.MAX_BLOCK:
+        raise ValueError(f"block must be in 16..{vm.MAX_BLOCK}, got {block}")
+    specs = _normalise_reduce(reduce, len(outputs))
 
     nodes, outs = _canonicalise(outputs)
     nodes = _fuse_pairs(nodes, outs)
