@@ -382,6 +382,18 @@ def test_caching_allocator_semantics():
     assert _alloc.stats()["blocks"] == 0
 
 
+@pytest.mark.parametrize("make", [np.zeros, np.empty, np.ones])
+@pytest.mark.parametrize("n", [3, 1000, 2 ** 18, 2 ** 20 + 7])
+def test_caching_allocator_data_is_64_byte_aligned(make, n):
+    from fastgraph import _alloc
+    with _alloc.cached():
+        for _ in range(2):          # a fresh block, then (for the large ones) a reused one
+            a = make(n)
+            assert a.ctypes.data % 64 == 0
+            del a
+    _alloc.trim()
+
+
 def test_long_program_on_short_array_split_for_threads(monkeypatch, rng):
     monkeypatch.setattr(fuse_mod, "PARALLEL_WORK", 1)
     x = rng.standard_normal(3000)

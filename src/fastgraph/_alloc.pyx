@@ -34,7 +34,11 @@ cdef extern from *:
     #define FG_SLOTS 32
     #define FG_MAGIC 0x66676d656d626c6bULL
 
-    typedef struct { size_t cap; uint64_t magic; } fg_hdr_t;
+    /* base: what malloc/calloc returned (calloc's block is over-allocated by 64 bytes so the
+       header, and the data after it, can start on a 64-byte boundary) */
+    typedef struct { size_t cap; uint64_t magic; void *base; } fg_hdr_t;
+
+    static void fg_release(void *h) { free(((fg_hdr_t *)h)->base); }
 
     static PyThread_type_lock fg_lock = NULL;
     static void *fg_blocks[FG_SLOTS];     /* header pointers, most recent last */
@@ -47,13 +51,15 @@ cdef extern from *:
 
     static void *fg_raw_alloc(size_t size, int zero) {
         void *base = NULL;
-        if (size > SIZE_MAX - FG_HDR) return NULL;
-        if (zero) {
-            base = calloc(1, size + FG_HDR);
+        char *h;
+        if (size > SIZE_MAX - FG_HDR - 64) return NULL;
+        if (zero) {   /* calloc keeps fresh pages lazily zeroed; it aligns only to 16 bytes */
+            base = calloc(1, size + FG_HDR + 64);
         } else if (posix_memalign(&base, 64, size + FG_HDR) != 0) {
             base = NULL;
         }
         if (base == NULL) return NULL;
+        h = (char *)(((uintptr_t)base + 63) & ~(uintptr_t)63);
     #if defined(__linux__) && defined(MADV_HUGEPAGE)
         if (size >= ((size_t)4 << 20)) {   /* as NumPy's own allocator: ask for huge pages */
             uintptr_t a = ((uintptr_t)base + 4095) & ~(uintptr_t)4095;
@@ -61,9 +67,10 @@ cdef extern from *:
             if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);
         }
     #endif
-        ((fg_hdr_t *)base)->cap = size;
-        ((fg_hdr_t *)base)->magic = FG_MAGIC;
-        return (char *)base + FG_HDR;
+        ((fg_hdr_t *)h)->cap = size;
+        ((fg_hdr_t *)h)->magic = FG_MAGIC;
+        ((fg_hdr_t *)h)->base = base;
+        return h + FG_HDR;
     }
 
     /* a cached block of exactly `size` bytes, or NULL */
@@ -114,7 +121,7 @@ cdef extern from *:
         h = (fg_hdr_t *)((char *)ptr - FG_HDR);
         cap = h->cap;
         if (cap < fg_min || cap > fg_limit || fg_lock == NULL) {
-            free(h);
+            fg_release(h);
             return;
         }
         PyThread_acquire_lock(fg_lock, WAIT_LOCK);
@@ -133,7 +140,7 @@ cdef extern from *:
         fg_returned++;
         fg_released += ne;
         PyThread_release_lock(fg_lock);
-        for (i = 0; i < ne; i++) free(evict[i]);
+        for (i = 0; i < ne; i++) fg_release(evict[i]);
     }
 
     static void *fg_realloc(void *ctx, void *ptr, size_t new_size) {
@@ -160,7 +167,7 @@ cdef extern from *:
         fg_n = 0;
         fg_total = 0;
         PyThread_release_lock(fg_lock);
-        for (i = 0; i < ne; i++) free(evict[i]);
+        for (i = 0; i < ne; i++) fg_release(evict[i]);
     }
 
     static PyDataMem_Handler fg_handler = {
