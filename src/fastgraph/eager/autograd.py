@@ -6,6 +6,8 @@ or on Tensors when ``create_graph=True``); this module owns the user-facing poli
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .._tape import TapeNode, walk
@@ -76,6 +78,11 @@ def _accumulate_grad(t: Tensor, g, create_graph: bool) -> None:
 
 
 _ENGINE = _Engine()
+# One backward walk at a time across threads: a walk keeps its scratch (gradient sums, pending
+# counts) in the nodes and leaves it reaches, and threads whose graphs share a leaf (a parameter
+# used by several threads) would overwrite each other's.  Re-entrant for walks started inside
+# a hook of the same thread.
+_WALK_LOCK = threading.RLock()
 
 
 def _seed(t: Tensor, gradient, create_graph: bool):
@@ -123,15 +130,16 @@ def backward(tensors, gradient=None, retain_graph: bool | None = None,
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
-        results = grad(tensors, inputs, grads, retain_graph=retain_graph,
-                       create_graph=create_graph, allow_unused=True)
-        for x, g in zip(_as_list(inputs), results):
-            if g is not None:
-                _accumulate_grad(x, g if create_graph else g._data, create_graph)
+        with _WALK_LOCK:   # (the accumulation too: other threads may add to these .grad)
+            results = grad(tensors, inputs, grads, retain_graph=retain_graph,
+                           create_graph=create_graph, allow_unused=True)
+            for x, g in zip(_as_list(inputs), results):
+                if g is not None:
+                    _accumulate_grad(x, g if create_graph else g._data, create_graph)
         return
     roots = [_root(t) for t in tensors]
     seeds = [_seed(t, g, create_graph) for t, g in zip(tensors, grads)]
-    with _grad_mode_for(create_graph):
+    with _grad_mode_for(create_graph), _WALK_LOCK:
         walk(roots, seeds, bool(retain_graph), bool(create_graph), _ENGINE)
 
 
@@ -176,7 +184,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     capture = {k: None for k in keys}
     roots = [_root(t) for t in outs]
     seeds = [_seed(t, g, create_graph) for t, g in zip(outs, grad_outputs)]
-    with _grad_mode_for(create_graph):
+    with _grad_mode_for(create_graph), _WALK_LOCK:
         walk(roots, seeds, bool(retain_graph), bool(create_graph), _ENGINE, capture)
     results = []
     for x, k in zip(ins, keys):

@@ -8,6 +8,8 @@ the fetched values -- copies where a value could alias a feed, a variable, a con
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .errors import FailedPreconditionError, InvalidArgumentError
@@ -204,6 +206,10 @@ class Plan:
             ns[f"o{j}"] = _out_converter(o)
             outs.append(f"o{j}({names[id(o)]})")
         lines.append(f"    return [{', '.join(outs)}]")
+        # one run at a time: every run writes the plan's own buffers (threads calling the same
+        # Session or fg.function take turns; NumPy and BLAS release the GIL mid-run)
+        ns["L"] = threading.Lock()
+        lines = [lines[0], "    with L:"] + ["    " + line for line in lines[1:]]
         self.source = "\n".join(lines)
         exec(compile(self.source, "<fastgraph plan>", "exec"), ns)
         return ns["_plan_run"]
@@ -250,8 +256,13 @@ class Plan:
             else:
                 outs.append((slot[id(o)], _out_converter(o)))
         uninit = self._uninit
+        lock = threading.Lock()     # one run at a time: runs share the plan's buffers
 
         def run(F, S):
+            with lock:
+                return unlocked_run(F, S)
+
+        def unlocked_run(F, S):
             R = template[:]
             for k, s in feeds:
                 R[s] = F[k]

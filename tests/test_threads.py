@@ -1,0 +1,92 @@
+"""Several Python threads using one Session, one ``fg.function`` or one shared parameter.
+
+A plan's runs write its own preallocated buffers and a backward walk keeps scratch in the
+leaves it reaches, so concurrent calls take turns (``executor`` and ``autograd`` hold a lock);
+these tests fail with wrong values when they do not.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+import fastgraph as fg
+
+N_THREADS = 6
+
+
+def _in_threads(work, n_threads=N_THREADS, repeats=20):
+    results, errors = [[] for _ in range(n_threads)], []
+    start = threading.Barrier(n_threads)
+
+    def body(i):
+        try:
+            start.wait()
+            for _ in range(repeats):
+                results[i].append(work(i))
+        except BaseException as e:     # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    return results
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((64, 256)), rng.standard_normal((256, 128))
+
+
+def test_one_session_from_many_threads():
+    X, W0 = _data()
+    g = fg.Graph()
+    with g.as_default():
+        x = fg.placeholder(fg.float64, (None, 256), name="x")
+        w = fg.Variable(W0)
+        loss = fg.sum(fg.tanh(fg.matmul(x, w)) ** 2)
+        (gw,) = fg.gradients(loss, [w])
+        init = fg.global_variables_initializer()
+    sess = fg.Session(graph=g)
+    sess.run(init)
+    want_loss, want_gw = sess.run([loss, gw], {x: X})
+    for per_thread in _in_threads(lambda i: sess.run([loss, gw], {x: X})):
+        for got_loss, got_gw in per_thread:
+            assert got_loss == want_loss
+            np.testing.assert_array_equal(got_gw, want_gw)
+
+
+def test_one_function_from_many_threads():
+    X, W = _data(1)
+    step = fg.function(fg.value_and_grad(lambda w, x: fg.sum(fg.tanh(fg.matmul(x, w)) ** 2)))
+    want_loss, want_g = step(W, X)
+    for per_thread in _in_threads(lambda i: step(W, X)):
+        for got_loss, got_g in per_thread:
+            assert got_loss == want_loss
+            np.testing.assert_array_equal(got_g, want_g)
+
+
+def test_eager_backward_into_a_shared_parameter():
+    X, W0 = _data(2)
+    xs = [X + i for i in range(N_THREADS)]
+    w = fg.tensor(W0, requires_grad=True)
+    want = np.zeros_like(W0)
+    for xi in xs:
+        w.grad = None
+        fg.sum(fg.tanh(fg.matmul(fg.tensor(xi), w))).backward()
+        want += w.grad.numpy()
+    repeats = 5
+    w.grad = None
+    _in_threads(lambda i: fg.sum(fg.tanh(fg.matmul(fg.tensor(xs[i]), w))).backward(),
+                repeats=repeats)
+    np.testing.assert_allclose(w.grad.numpy(), repeats * want, rtol=1e-12)
+    grads = _in_threads(lambda i: fg.autograd.grad(
+        fg.sum(fg.tanh(fg.matmul(fg.tensor(xs[i]), w))), [w])[0].numpy(), repeats=3)
+    for i, per_thread in enumerate(grads):
+        w.grad = None
+        fg.sum(fg.tanh(fg.matmul(fg.tensor(xs[i]), w))).backward()
+        for g in per_thread:
+            np.testing.assert_array_equal(g, w.grad.numpy())
