@@ -500,3 +500,15 @@ def test_one_optimizer_object_serves_two_graphs(make):
         sess.run(train)
         results.append(sess.run(w))
     np.testing.assert_array_equal(results[0], results[1])
+
+
+@pytest.mark.parametrize("fetch_order", ["group", "list", "reversed list"])
+def test_two_assigns_in_one_run_the_last_built_wins(fetch_order):
+    d = fg.Variable(1.0)
+    first, last = d.assign(5.0), d.assign(7.0)
+    fetch = {"group": fg.group(first, last), "list": [first, last],
+             "reversed list": [last, first]}[fetch_order]
+    sess = fg.Session()
+    sess.run(fg.global_variables_initializer())
+    sess.run(fetch)
+    assert sess.run(d) == 7.0

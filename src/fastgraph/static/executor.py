@@ -117,11 +117,14 @@ class Plan:
         for p in order:     # fused multi-output kernels write their outputs' planned buffers
             if p.kind == "call" and hasattr(p.fn, "bind"):
                 p.fn = p.fn.bind(self.buffers)
-        # each assign is committed once, the last one per variable wins
+        # each variable is committed once: of several assigns to it in one run, the one built
+        # last wins (build order, not the plan's topological order, which fetch order changes)
         self.commits = {}
         for p in order:
             if p.kind == "assign":
-                self.commits[p.var_index] = p
+                cur = self.commits.get(p.var_index)
+                if cur is None or _built_id(p) > _built_id(cur):
+                    self.commits[p.var_index] = p
         self.var_reads = sorted({p.var_index for p in order if p.kind == "var"})
         self.max_var = max([p.var_index for p in order if p.kind in ("var", "assign")],
                            default=-1)
@@ -346,6 +349,11 @@ def _large_allocations(order) -> bool:
             if n * (p.dtype.itemsize if p.dtype is not None else 8) >= LARGE_BYTES:
                 return True
     return False
+
+
+def _built_id(p) -> int:
+    """When ``p``'s graph node was built (its index in the graph)."""
+    return -1 if p.node is None else p.node.id
 
 
 def _with_cached_allocator(run):
