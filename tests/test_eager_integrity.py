@@ -366,3 +366,41 @@ def test_a_failing_non_leaf_hook_leaves_grads_untouched():
     with pytest.raises(ZeroDivisionError):
         y.backward()
     assert a.grad is None and b.grad is None
+
+
+# ---- more in-place forms, and values that would silently drop a gradient ------------------------
+@pytest.mark.parametrize("stmt", ["x **= 2", "x //= 2", "x @= x"])
+def test_every_inplace_operator_on_a_leaf_that_requires_grad_raises(stmt):
+    x = fg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        exec(stmt)
+    np.testing.assert_array_equal(x.data, [1.0, 2.0])
+
+
+def test_inplace_power_and_floor_divide_work_on_plain_tensors():
+    y = fg.tensor([2.0, 3.0])
+    y **= 2
+    y //= 2
+    np.testing.assert_array_equal(y.data, [2.0, 4.0])
+    x = fg.tensor([2.0, 3.0], requires_grad=True)
+    z = x * 1.0
+    z **= 2                       # a non-leaf: recorded out of place, gradients stay right
+    z.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [4.0, 6.0])
+
+
+def test_setitem_of_a_value_that_requires_grad_raises_instead_of_dropping_it():
+    x = fg.tensor([1.0, 2.0], requires_grad=True)
+    t = fg.zeros(3)
+    with pytest.raises(RuntimeError, match="not differentiable"):
+        t[0:2] = x * 2
+    np.testing.assert_array_equal(t.data, 0.0)
+    t[0:2] = (x * 2).detach()
+    np.testing.assert_array_equal(t.data, [2.0, 4.0, 0.0])
+
+
+def test_tensor_constructor_checks_requires_grad_dtype():
+    with pytest.raises(RuntimeError, match="floating point"):
+        fg.Tensor(np.arange(3), requires_grad=True)
+    with pytest.raises(TypeError, match="float128"):
+        fg.tensor(np.ones(2, np.longdouble))

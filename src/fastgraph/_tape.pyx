@@ -361,6 +361,9 @@ cdef class TensorBase:
     def __init__(self, data, bint requires_grad=False, grad_fn=None):
         if grad_fn is not None and type(grad_fn) is not TapeNode:
             raise TypeError(f"grad_fn must be a TapeNode or None, not {type(grad_fn).__name__}")
+        if requires_grad and grad_fn is None and not _is_float_value(data):
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
+                               f"(got {np.result_type(data)})")
         self._data = data
         self._requires_grad = requires_grad or grad_fn is not None
         self.grad_fn = grad_fn

@@ -214,6 +214,13 @@ class Tensor(TensorBase, OpMethods):
     def __setitem__(self, index, value) -> None:
         self._check_inplace("__setitem__")
         if isinstance(value, Tensor):
+            if value._requires_grad and _gm._state.enabled:
+                # the written values' gradient would be lost (PyTorch records a copy_slices op;
+                # fastgraph has none): say so rather than cut the graph silently
+                raise RuntimeError("t[index] = value with a value that requires grad is not "
+                                   "differentiable in fastgraph; build the result out of place "
+                                   "(fg.where, fg.concatenate, fg.stack) or assign "
+                                   "value.detach()")
             value = value._data
         self.data[F.shape._canon_index(index)] = value
         self._bump_version()
@@ -261,6 +268,16 @@ class Tensor(TensorBase, OpMethods):
     def __isub__(self, other): return self._inplace(np.subtract, other, "-=")
     def __imul__(self, other): return self._inplace(np.multiply, other, "*=")
     def __itruediv__(self, other): return self._inplace(np.divide, other, "/=")
+    def __ifloordiv__(self, other): return self._inplace(np.floor_divide, other, "//=")
+    def __ipow__(self, other): return self._inplace(np.power, other, "**=")
+
+    def __imatmul__(self, other):
+        # no in-place matmul (its result may have another shape); a leaf that requires grad
+        # still must not be silently rebound to a new tensor
+        if self._requires_grad and self.grad_fn is None and _gm._state.enabled:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation (@=).")
+        return NotImplemented
 
 
 _WORDED = (ValueError, TypeError, IndexError, np.linalg.LinAlgError)
@@ -355,7 +372,8 @@ def tensor(data: Any, dtype=None, requires_grad: bool = False) -> Tensor:
                          f"lists must be rectangular") from None
     except TypeError as e:
         raise TypeError(f"fg.tensor: unsupported data or dtype ({e})") from None
-    if arr.dtype.kind not in _SUPPORTED_KINDS or arr.dtype == np.float16:
+    if arr.dtype.kind not in _SUPPORTED_KINDS or (
+            arr.dtype.kind == "f" and arr.dtype.itemsize not in (4, 8)):  # float16, float128
         raise TypeError(f"fg.tensor: unsupported dtype {arr.dtype}; use bool, integer, "
                         f"float32 or float64 data")
     t = Tensor(arr)
