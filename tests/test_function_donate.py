@@ -134,3 +134,39 @@ def test_donation_with_passes_switched_off_gives_the_same_values(problem, disabl
         np.testing.assert_array_equal(g_, w_)
     if "inplace" in disable:              # then nothing is written into the arguments
         np.testing.assert_array_equal(w2, w)
+
+
+@pytest.mark.parametrize("errors", ["errstate", "warnings"])
+def test_a_floating_point_error_leaves_donated_arrays_unchanged(errors):
+    import warnings
+    f = fg.function(lambda w, b, d: (w / d, b - 1.0), donate_argnums=(0, 1))
+    f(np.ones(2), np.ones(2), np.ones(2))
+    w, b = np.array([1.0, 2.0]), np.array([5.0, 6.0])
+    ctx = (np.errstate(divide="raise") if errors == "errstate" else warnings.catch_warnings())
+    with ctx:
+        if errors == "warnings":
+            warnings.simplefilter("error")
+        with pytest.raises((FloatingPointError, RuntimeWarning)):
+            f(w, b, np.array([2.0, 0.0]))
+    np.testing.assert_array_equal(w, [1.0, 2.0])
+    np.testing.assert_array_equal(b, [5.0, 6.0])
+    w2, b2 = f(w, b, np.array([2.0, 4.0]))       # and in place again once errors do not raise
+    assert w2 is w and b2 is b
+    np.testing.assert_array_equal(w, [0.5, 0.5])
+
+
+def test_a_floating_point_error_leaves_session_variables_unchanged():
+    g = fg.Graph()
+    with g.as_default():
+        d = fg.placeholder(fg.float64, (2,), name="d")
+        v = fg.Variable(np.array([1.0, 2.0]))
+        u = fg.Variable(np.array([3.0, 4.0]))
+        train = fg.group(v.assign(v / d), u.assign(u * 2.0))
+        init = fg.global_variables_initializer()
+    for disable in [(), ("fuse",)]:
+        sess = fg.Session(graph=g, disable=disable)
+        sess.run(init)
+        with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+            sess.run(train, {d: np.array([1.0, 0.0])})
+        np.testing.assert_array_equal(sess.run(v), [1.0, 2.0])
+        np.testing.assert_array_equal(sess.run(u), [3.0, 4.0])

@@ -81,3 +81,20 @@ def set_num_threads(n: int) -> None:
     """
     global _num_threads
     _num_threads = _validate(n)
+
+
+def fp_errors_may_raise() -> bool:
+    """Whether a floating-point exception in a NumPy call may raise now: ``np.errstate(...=
+    'raise')`` or ``'call'``, or a warnings filter turning NumPy's RuntimeWarnings into errors.
+    NumPy raises such an error *after* writing ``out=``, so code that updates arrays in place
+    computes into fresh arrays first while this holds (the eager optimizers, the static plans'
+    in-place updates): nothing is left half-updated."""
+    import numpy as np
+
+    for v in np.geterr().values():
+        if v == "raise" or v == "call":
+            return True
+    for f in warnings.filters:
+        if f[0] == "error" and issubclass(RuntimeWarning, f[2]):
+            return True
+    return False

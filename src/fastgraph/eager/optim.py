@@ -6,30 +6,17 @@
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Iterable
 
 import numpy as np
 
+from .._config import fp_errors_may_raise as _fp_strict
 from .._update import sub_scaled
 from .tensor import Tensor
 
 _ndarray = np.ndarray
 
 __all__ = ["Optimizer", "SGD", "Adam"]
-
-
-def _fp_strict() -> bool:
-    """Whether a floating-point exception may raise now (``np.errstate(...='raise')`` or
-    ``'call'``, or a warnings filter turning NumPy's RuntimeWarnings into errors): updates must
-    then be computed in full before anything is written."""
-    for v in np.geterr().values():
-        if v == "raise" or v == "call":
-            return True
-    for f in warnings.filters:
-        if f[0] == "error" and issubclass(RuntimeWarning, f[2]):
-            return True
-    return False
 
 
 def _finite(name: str, value, lo: float = 0.0, hi: float | None = None,

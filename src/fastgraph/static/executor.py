@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 
+from .._config import fp_errors_may_raise
 from .errors import FailedPreconditionError, InvalidArgumentError
 from .passes.buffers import is_fresh_step, live_order, ufunc_of
 from .plan import known
@@ -132,6 +133,11 @@ class Plan:
         self.outputs = ir.outputs
         self.graph = graph
         self._uninit_names = {p.var_index: p.name for p in order if p.kind == "var"}
+        # NumPy raises a floating-point error (under np.errstate(...="raise") or warnings
+        # turned into errors) only after writing out=: a plan with an in-place NumPy step then
+        # writes every in-place update into a fresh array instead, so an error leaves the
+        # variables (and donated arguments) as they were.  Fused kernels never raise.
+        self._guard_inplace = any(p.inplace is not None and p.kind == "op" for p in order)
         if len(order) <= CODEGEN_MAX_STEPS:
             self.run = self._codegen()
         else:
@@ -147,9 +153,11 @@ class Plan:
 
     # ---- generated code ----------------------------------------------------------------------
     def _codegen(self):
-        ns = {"U": UNINIT, "_uninit": self._uninit}
+        ns = {"U": UNINIT, "_uninit": self._uninit, "_strict": fp_errors_may_raise}
         names = {}
         lines = ["def _plan_run(F, S):"]
+        if self._guard_inplace:
+            lines.append("    T = _strict()")
         k = 0
         for p in self.order:
             k += 1
@@ -183,7 +191,9 @@ class Plan:
                     ns[f"b{p.buf}"] = self.buffers[p.buf]
                     args.append(f"out=b{p.buf}")
                 elif p.inplace is not None:
-                    args.append(f"out={names[id(p.inplace)]}")
+                    v = names[id(p.inplace)]
+                    args.append(f"out=(None if T else {v})" if self._guard_inplace
+                                else f"out={v}")
                 lines.append(f"    {nm} = {fn}({', '.join(args)})")
             elif kind == "proj":
                 lines.append(f"    {nm} = {names[id(p.inputs[0])]}[{p.index}]")
@@ -265,7 +275,10 @@ class Plan:
             with lock:
                 return unlocked_run(F, S)
 
+        guard = self._guard_inplace
+
         def unlocked_run(F, S):
+            strict = guard and fp_errors_may_raise()
             R = template[:]
             for k, s in feeds:
                 R[s] = F[k]
@@ -281,7 +294,7 @@ class Plan:
                 elif n == 1:
                     R[o] = f(R[ins[0]], **kw)
                 elif n < 0:
-                    R[o] = f(*[R[i] for i in ins], out=R[-1 - n], **kw)
+                    R[o] = f(*[R[i] for i in ins], out=None if strict else R[-1 - n], **kw)
                 else:
                     R[o] = f(*[R[i] for i in ins], **kw)
             for idx, s, conv in commits:
