@@ -3,6 +3,7 @@ paths, weak Python scalars, the keyword-argument cache, nested outputs, kernel-c
 from __future__ import annotations
 
 import collections
+import re
 import warnings
 
 import numpy as np
@@ -272,3 +273,58 @@ def test_an_eager_factory_inside_function_says_what_to_use():
         f(np.zeros(2))
     g = fg.function(lambda a: a + np.ones(2))     # the advice works
     np.testing.assert_array_equal(g(np.zeros(2)), np.ones(2))
+
+
+# ---- methods, nesting, values a trace cannot give ----------------------------------------------
+class _Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    @fg.function
+    def forward(self, x):
+        return x * self.k
+
+
+def test_function_on_a_method_binds_each_instance():
+    a, b = _Scaler(2.0), _Scaler(3.0)
+    np.testing.assert_array_equal(a.forward(np.ones(2)), [2.0, 2.0])
+    np.testing.assert_array_equal(b.forward(np.ones(2)), [3.0, 3.0])
+    assert a.forward is a.forward                      # one traced function per instance
+    a.forward(np.ones(2))
+    assert a.forward.trace_count == 1
+    import gc
+    n = len(_Scaler.forward._bound)
+    del b
+    gc.collect()
+    assert len(_Scaler.forward._bound) == n - 1        # and forgotten with the instance
+
+
+def test_a_function_called_inside_another_is_inlined():
+    inner = fg.function(lambda x: fg.tanh(x) * 2)
+    outer = fg.function(lambda x: inner(x) + 1)
+    x = np.linspace(-1, 1, 5)
+    np.testing.assert_array_equal(outer(x), np.tanh(x) * 2 + 1)
+    assert inner.trace_count == 0
+    rec = fg.function(lambda x, n: x if n == 0 else rec(x * 2, n=n - 1))
+    np.testing.assert_array_equal(rec(np.ones(2), n=3), [8.0, 8.0])
+
+
+def test_an_eager_tensor_keyword_is_its_data():
+    f = fg.function(lambda x, *, s: x * s)
+    np.testing.assert_array_equal(f(np.ones(2), s=fg.tensor([3.0, 4.0])), [3.0, 4.0])
+
+
+@pytest.mark.parametrize("body, what", [
+    (lambda x: np.asarray(x), "converting to a NumPy array"),
+    (lambda x: np.array([x, x]), "converting to a NumPy array"),
+    (lambda x: np.sum(x), "np.sum"),
+    (lambda x: np.reshape(x, (2, 1)), "np.reshape"),
+    (lambda x: float(x[0]), "float()"),
+    (lambda x: x.item(), "item()"),
+    (lambda x: x.tolist(), "tolist()"),
+])
+def test_asking_a_traced_value_for_its_value_says_so(body, what):
+    with pytest.raises(TypeError, match=r"needs the value of symbolic Node"):
+        fg.function(body)(np.ones(2))
+    with pytest.raises(TypeError, match=re.escape(what)):
+        fg.function(body)(np.ones(2))

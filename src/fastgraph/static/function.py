@@ -29,6 +29,7 @@ unspecified values after an error -- in practice their old ones: in-place writes
 from __future__ import annotations
 
 import functools
+import weakref
 
 import numpy as np
 
@@ -50,14 +51,35 @@ _WEAK = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np
 _PROBE = {float: 1.0, int: 1, bool: True}
 
 
+class _Inline(Exception):
+    """An argument is a graph Node: the function is being called inside another trace, so its
+    body joins that trace (as ``jax.jit`` inlines a jitted function called under ``jit``)."""
+
+
 def _arg_value(a):
     """An argument as traced and fed: ndarrays, NumPy scalars and weak Python scalars as they
     are, eager Tensors as their data, anything else through ``np.asarray``."""
+    if type(a) in NODE_TYPES:
+        raise _Inline
     if hasattr(a, "grad_fn") and hasattr(a, "data"):   # an eager Tensor: its data
         a = a.data
     if type(a) in _WEAK or isinstance(a, (np.ndarray, np.generic)):
         return a
     return np.asarray(a)
+
+
+def _kwarg_values(kwargs: dict) -> dict:
+    """Keyword arguments as the body sees them (they are static, keyed by value): an eager
+    Tensor as its data, as positional arguments are; a Node means an enclosing trace."""
+    out = kwargs
+    for k, v in kwargs.items():
+        if type(v) in NODE_TYPES:
+            raise _Inline
+        if hasattr(v, "grad_fn") and hasattr(v, "data"):
+            if out is kwargs:
+                out = dict(kwargs)
+            out[k] = v.data
+    return out
 
 
 def _value_key(v):
@@ -138,6 +160,7 @@ class Function:
         self.donate_argnums = tuple(donate_argnums)
         self._cache: dict = {}
         self.trace_count = 0
+        self._bound: dict = {}    # id(instance) -> (weakref to it, its Function): methods
 
     def _donated_positions(self, n_args: int) -> list[int]:
         pos = []
@@ -223,7 +246,12 @@ class Function:
         return t
 
     def __call__(self, *args, **kwargs):
-        vals = [a if type(a) is np.ndarray else _arg_value(a) for a in args]
+        try:
+            vals = [a if type(a) is np.ndarray else _arg_value(a) for a in args]
+            if kwargs:
+                kwargs = _kwarg_values(kwargs)
+        except _Inline:   # called while another fg.function (or a graph) is being traced
+            return self.fun(*args, **kwargs)
         try:
             sig = self._signature(vals, kwargs)
             t = self._cache.get(sig)
@@ -268,9 +296,38 @@ class Function:
         return self.trace(vals, kwargs).plan.explain()
 
     def __get__(self, obj, objtype=None):
+        """``@fg.function`` on a method: the instance is not traced (it is no array) but bound,
+        like any captured value: each instance gets its own traced function, built once and
+        kept while the instance lives.  ``donate_argnums`` count ``self`` as argument 0."""
         if obj is None:
             return self
-        return functools.partial(self.__call__, obj)
+        entry = self._bound.get(id(obj))     # by identity: equal instances may differ
+        if entry is not None and entry[0]() is obj:
+            return entry[1]
+        try:
+            ref = weakref.ref(obj, lambda _, key=id(obj), b=self._bound: b.pop(key, None))
+        except TypeError:     # not weak-referenceable: bound anew on every access
+            return self._bind(functools.partial(self.fun, obj))
+        # the bound function reaches the instance through the weak reference, so the cache
+        # entry does not keep the instance alive
+        bound = self._bind(functools.partial(_call_method, self.fun, ref))
+        self._bound[id(obj)] = (ref, bound)
+        return bound
+
+    def _bind(self, fun) -> "Function":
+        donate = []
+        for i in self.donate_argnums:
+            if i == 0:
+                raise ValueError(f"fg.function({self.fun.__name__}): donate_argnums cannot "
+                                 f"donate the method's self")
+            donate.append(i - 1 if i > 0 else i)
+        bound = Function(fun, self.disable, tuple(donate))
+        functools.update_wrapper(bound, self.fun)
+        return bound
+
+
+def _call_method(fun, ref, *args, **kwargs):
+    return fun(ref(), *args, **kwargs)
 
 
 def _flatten_outputs(out, leaves, graph):

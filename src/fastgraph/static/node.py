@@ -88,6 +88,38 @@ class Node(OpMethods):
         raise TypeError(f"the truth value of a symbolic Node ({self.name!r}) is not defined; "
                         f"use fg.where or run it in a Session")
 
+    def _no_value(self, what: str):
+        raise TypeError(f"{what} needs the value of symbolic Node {self.name!r}, which exists "
+                        f"only when the graph runs (inside @fg.function too): use fg operations "
+                        f"on it (fg.sum, fg.reshape, fg.where, ...), or run it in a Session")
+
+    def __array__(self, dtype=None, copy=None):
+        self._no_value("converting to a NumPy array (np.asarray, np.array)")
+
+    def __array_function__(self, func, types, args, kwargs):
+        self._no_value(f"np.{getattr(func, '__name__', func)}")
+
+    def __float__(self):
+        self._no_value("float()")
+
+    def __int__(self):
+        self._no_value("int()")
+
+    def __index__(self):
+        self._no_value("using it as an index or size")
+
+    def __complex__(self):
+        self._no_value("complex()")
+
+    def item(self):
+        self._no_value("item()")
+
+    def tolist(self):
+        self._no_value("tolist()")
+
+    def numpy(self):
+        self._no_value("numpy()")
+
     def __len__(self) -> int:
         if not self.shape or self.shape[0] is None:
             raise TypeError(f"len() of node {self.name!r} with shape {self.shape} is not known")
