@@ -134,3 +134,25 @@ def test_paired_ratio_pairs_rounds(monkeypatch):
 def test_info_names_whose_blas_it_is(path, owner):
     from fastgraph.cli import info
     assert info._owner(path) == owner
+
+
+@pytest.mark.parametrize("args, message", [
+    (["demo", "--threads", "0"], "--threads: must be between 1 and"),
+    (["demo", "--threads", "-1"], "--threads: must be between 1 and"),
+    (["demo", "--steps", "1"], "--steps: must be at least 2"),
+    (["demo", "--plot", "/proc/no/such/dir/x.png"], "cannot write into"),
+    (["demo", "--plot", "curves.xyz"], "expected a .png/.pdf/.svg file"),
+    (["bench", "--threads", "0", "--only", "toposort"], "--threads: must be between 1 and"),
+    (["bench", "--json", "/proc/no/such/dir/x.json", "--only", "toposort"], "cannot write into"),
+    (["bench", "--only", ","], "--only names no workload"),
+])
+def test_bad_arguments_are_usage_errors_before_any_work(tmp_path, args, message):
+    proc = _run(args, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("n", [0, -1, 2 ** 31, 10 ** 20])
+def test_thread_counts_out_of_range_are_rejected(n):
+    with pytest.raises(ValueError, match="positive integer up to"):
+        fg.set_num_threads(n)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Sequence
 
@@ -57,7 +58,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   description=COMMANDS[ns.command])
     if hasattr(module, "add_arguments"):
         module.add_arguments(sub)
-    rc = module.main(sub.parse_args(rest))
+    args = sub.parse_args(rest)
+    try:
+        rc = module.main(args)
+    except BrokenPipeError:   # output piped into `head` and closed: stop quietly, as Unix tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     return int(rc or 0)
 
 

@@ -27,6 +27,10 @@ def _usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: the most threads a count may ask for (the kernels take a C int and use at most 64 anyway)
+MAX_THREADS = 4096
+
+
 def _validate(n: object, source: str = "number of threads") -> int:
     if isinstance(n, bool):
         raise TypeError(f"{source} must be a positive integer, got {n!r}")
@@ -34,8 +38,8 @@ def _validate(n: object, source: str = "number of threads") -> int:
         value = operator.index(n)  # accepts int and NumPy integers, rejects 2.0 and "2"
     except TypeError:
         raise TypeError(f"{source} must be a positive integer, got {n!r}") from None
-    if value < 1:
-        raise ValueError(f"{source} must be a positive integer, got {value}")
+    if value < 1 or value > MAX_THREADS:
+        raise ValueError(f"{source} must be a positive integer up to {MAX_THREADS}, got {value}")
     return value
 
 
@@ -52,7 +56,8 @@ def default_num_threads() -> int:
         except (TypeError, ValueError):
             # A bad environment must not make `import fastgraph` fail; say so and fall through.
             warnings.warn(
-                f"ignoring {var}={raw!r}: not a positive integer", RuntimeWarning, stacklevel=2
+                f"ignoring {var}={raw!r}: not a positive integer up to {MAX_THREADS}",
+                RuntimeWarning, stacklevel=2
             )
     return _usable_cpus()
 

@@ -1,2 +1,32 @@
 """Subcommands of ``python -m fastgraph``: one module per command, each with ``main(args)`` and an
 optional ``add_arguments(parser)`` (see ``fastgraph.__main__``)."""
+from __future__ import annotations
+
+import argparse
+import os
+
+
+def thread_count(text: str) -> int:
+    """``--threads``: a positive integer (checked before any work starts)."""
+    from .._config import MAX_THREADS
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= n <= MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_THREADS}, got {n}")
+    return n
+
+
+def output_file(*suffixes: str):
+    """An output path option (``--plot``, ``--json``): its folder must exist and be writable
+    and its suffix one of ``suffixes``, checked when the arguments are parsed, not after
+    minutes of work."""
+    def check(text: str) -> str:
+        folder = os.path.dirname(os.path.abspath(text))
+        if suffixes and not text.lower().endswith(suffixes):
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a {'/'.join(suffixes)} file")
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise argparse.ArgumentTypeError(f"{text!r}: cannot write into {folder!r}")
+        return text
+    return check

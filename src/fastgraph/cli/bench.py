@@ -27,6 +27,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from fastgraph.cli import output_file, thread_count
+
 #: Suite order: workload name -> module in ``benchmarks/``.  Other ``bench_*.py`` files found
 #: there run after these, under their file name without the ``bench_`` prefix.
 SUITE = {
@@ -252,11 +254,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", action="append", metavar="NAME", default=None,
                         help="run only these workloads (repeatable or comma-separated); "
                              "--list shows the names")
-    parser.add_argument("--threads", type=int, default=None,
+    parser.add_argument("--threads", type=thread_count, default=None,
                         help="threads for fastgraph, BLAS and the peers (default: fastgraph's)")
-    parser.add_argument("--json", metavar="FILE", default=None,
+    parser.add_argument("--json", metavar="FILE", default=None, type=output_file(),
                         help="write every figure plus the machine facts as JSON")
     parser.add_argument("--plot", metavar="FILE.png", default=None,
+                        type=output_file(".png", ".pdf", ".svg"),
                         help="bar chart of the fastgraph/peer ratios (needs matplotlib)")
     parser.add_argument("--list", action="store_true", help="list the workloads found and exit")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -320,6 +323,10 @@ def main(args: argparse.Namespace) -> int:
     selected = list(workloads)
     if args.only:
         wanted = [w.strip() for item in args.only for w in item.split(",") if w.strip()]
+        if not wanted:
+            print(f"fastgraph bench: --only names no workload; available: "
+                  f"{', '.join(workloads)}", file=sys.stderr)
+            return 2
         unknown = [w for w in wanted if w not in workloads]
         if unknown:
             print(f"fastgraph bench: unknown workload(s) {', '.join(unknown)}; available: "
@@ -327,7 +334,7 @@ def main(args: argparse.Namespace) -> int:
             return 2
         selected = [w for w in workloads if w in wanted]
 
-    limiter = _set_threads(args.threads) if args.threads else None  # noqa: F841 (kept alive)
+    limiter = _set_threads(args.threads) if args.threads is not None else None  # noqa: F841
     root = str(bench_dir.parent)
     if root not in sys.path:
         sys.path.insert(0, root)

@@ -15,6 +15,7 @@ importable so tests can check that the three modes reach the same loss.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -22,6 +23,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 import fastgraph as fg
+from fastgraph.cli import output_file, thread_count
 from fastgraph.demo_data import init_mlp, two_moons
 
 __all__ = ["DemoProblem", "RunResult", "make_problem", "available_modes", "train_eager",
@@ -284,12 +286,24 @@ def plot_losses(results: list[RunResult], path: str) -> bool:
     return True
 
 
+def _steps(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if n < 2:
+        raise argparse.ArgumentTypeError(f"must be at least 2, got {n}")
+    return n
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--steps", type=int, default=300, help="SGD steps per mode (default 300)")
-    parser.add_argument("--threads", type=int, default=None,
+    parser.add_argument("--steps", type=_steps, default=300,
+                        help="SGD steps per mode (default 300, at least 2)")
+    parser.add_argument("--threads", type=thread_count, default=None,
                         help="threads for fastgraph's kernels (fg.set_num_threads) and "
                              "NumPy's BLAS")
     parser.add_argument("--plot", metavar="FILE.png", default=None,
+                        type=output_file(".png", ".pdf", ".svg"),
                         help="save the loss curves of the three modes (needs matplotlib)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -300,7 +314,7 @@ def main(args: argparse.Namespace | None = None) -> int:
         add_arguments(p)
         args = p.parse_args([])
     if args.steps < 2:
-        print("--steps must be at least 2")
+        print("fastgraph demo: --steps must be at least 2", file=sys.stderr)
         return 2
     limiter = None
     if args.threads is not None:
