@@ -328,3 +328,17 @@ def test_asking_a_traced_value_for_its_value_says_so(body, what):
         fg.function(body)(np.ones(2))
     with pytest.raises(TypeError, match=re.escape(what)):
         fg.function(body)(np.ones(2))
+
+
+def test_zero_d_results_are_numpy_scalars_so_a_loop_keeps_its_dtypes():
+    # Python floats would come back weak on the next call: the dtypes would drift and the
+    # function would trace again (a Session still returns Python numbers, as documented)
+    f = fg.function(lambda x, s: (x * s, s * fg.sum(x)))
+    x, s = np.ones(3, np.float32), np.float64(0.5)
+    for _ in range(3):
+        y, s = f(x, s)
+        assert y.dtype == np.float64 and type(s) is np.float64
+    assert f.trace_count == 1
+    g = fg.function(lambda x: (fg.sum(x), fg.sum(x > 0)))
+    total, count = g(np.ones(3))
+    assert type(total) is np.float64 and type(count) is np.int64

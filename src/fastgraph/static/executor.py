@@ -61,10 +61,38 @@ def _generic_out_copy(v):
     return _generic_out(_copy(v))
 
 
-def _out_converter(p):
-    """How to hand ``p``'s value to the user."""
+def _numpy_scalar(v):
+    """A 0-d value as a NumPy scalar (Python numbers from inlined 0-d arithmetic included)."""
+    t = type(v)
+    if t is np.ndarray:
+        return v[()]
+    if t is float:
+        return np.float64(v)
+    if t is bool:
+        return np.bool_(v)
+    if t is int:
+        return np.int64(v)
+    return v
+
+
+def _generic_out_numpy(v):
+    return _numpy_scalar(v) if not isinstance(v, np.ndarray) or v.ndim == 0 else v
+
+
+def _generic_out_numpy_copy(v):
+    return _generic_out_numpy(_copy(v))
+
+
+def _out_converter(p, native: bool = True):
+    """How to hand ``p``'s value to the user: a ``Session`` gives 0-d float64/int64/bool
+    results as Python numbers (``native``), ``fg.function`` as NumPy scalars, as NumPy, eager
+    mode and ``jax.jit`` do (so a result fed back into the function keeps its dtype)."""
     may_alias = p.kind in _VIEW_KINDS or p.kind == "assign" or (
         p.kind in ("op", "call", "proj") and not is_fresh_step(p)) or p.buf >= 0
+    if not native:
+        if known(p.shape) and len(p.shape) == 0 and p.dtype is not None:
+            return _numpy_scalar
+        return _generic_out_numpy_copy if may_alias else _generic_out_numpy
     if known(p.shape) and len(p.shape) == 0 and p.dtype is not None:
         return _to_native if p.dtype in _NATIVE else _to_scalar
     return _generic_out_copy if may_alias else _generic_out
@@ -102,7 +130,8 @@ def _scalar_step(p) -> bool:
 class Plan:
     """One compiled (fetches, feed signature): ``run(feed_values, store) -> list``."""
 
-    def __init__(self, ir, ctx, graph):
+    def __init__(self, ir, ctx, graph, native_scalars: bool = True):
+        self.native_scalars = native_scalars
         self.ir = ir
         self.ctx = ctx
         order = live_order(ir)
@@ -216,7 +245,7 @@ class Plan:
             if o is None or o.kind == "group" or (o.kind == "assign" and o.node.is_operation):
                 outs.append("None")
                 continue
-            ns[f"o{j}"] = _out_converter(o)
+            ns[f"o{j}"] = _out_converter(o, self.native_scalars)
             outs.append(f"o{j}({names[id(o)]})")
         lines.append(f"    return [{', '.join(outs)}]")
         # one run at a time: every run writes the plan's own buffers (threads calling the same
@@ -267,7 +296,7 @@ class Plan:
             if o is None or o.kind == "group" or (o.kind == "assign" and o.node.is_operation):
                 outs.append((-1, None))
             else:
-                outs.append((slot[id(o)], _out_converter(o)))
+                outs.append((slot[id(o)], _out_converter(o, self.native_scalars)))
         uninit = self._uninit
         lock = threading.Lock()     # one run at a time: runs share the plan's buffers
 

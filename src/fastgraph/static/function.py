@@ -228,7 +228,8 @@ class Function:
                 fetches[k] = _make_assign(var, leaves[k], f"{var.name}/donated", operation=True)
             sess = Session(g, disable=self.disable)
             t = _Traced()
-            t.plan = sess._compile(fetches, phs, [_feed(vals[i]) for i in feed_pos])
+            t.plan = sess._compile(fetches, phs, [_feed(vals[i]) for i in feed_pos],
+                                   native_scalars=False)
             t.rebuild = rebuild
             t.store = sess._store
             t.graph = g

@@ -214,12 +214,12 @@ class Session:
             plan = self._plans[key] = self._compile(leaves, feed_nodes, feed_vals)
         return rebuild(plan.run(feed_vals, self._store))
 
-    def _compile(self, leaves, feed_nodes, feed_vals, ctx=None):
+    def _compile(self, leaves, feed_nodes, feed_vals, ctx=None, native_scalars=True):
         ctx = ctx or Context(self.disable)
         with _collector_paused():
             ir = lower(leaves, list(feed_nodes), [np.shape(v) for v in feed_vals])
             ir = compile_ir(ir, ctx)
-            plan = Plan(ir, ctx, self.graph)
+            plan = Plan(ir, ctx, self.graph, native_scalars)
         need = len(self.graph.variables)
         if len(self._store) < need:
             self._store.extend([UNINIT] * (need - len(self._store)))
