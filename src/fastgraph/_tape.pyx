@@ -363,7 +363,7 @@ cdef class TensorBase:
             raise TypeError(f"grad_fn must be a TapeNode or None, not {type(grad_fn).__name__}")
         if requires_grad and grad_fn is None and not _is_float_value(data):
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
-                               f"(got {np.result_type(data)})")
+                               f"(got {np.asarray(data).dtype})")
         self._data = data
         self._requires_grad = requires_grad or grad_fn is not None
         self.grad_fn = grad_fn
@@ -889,7 +889,9 @@ cdef inline bint _is_float_value(object out):
         return cnp.PyArray_ISFLOAT(<cnp.ndarray>out) or cnp.PyArray_ISCOMPLEX(<cnp.ndarray>out)
     if tv is _f64 or tv is _f32:
         return True
-    return np.result_type(out).kind in "fc"
+    if isinstance(out, _generic):
+        return np.result_type(out).kind in "fc"
+    return np.asarray(out).dtype.kind in "fc"   # (a list given to Tensor(...): its values)
 
 
 # ---- backward ---------------------------------------------------------------------------------
@@ -1210,12 +1212,12 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
 
     ``engine`` supplies the Python policy at the ends: ``engine.node_hooks(node, g,
     create_graph)`` (hooks of non-leaf outputs, called during the walk; it returns the gradient
-    to propagate) and ``engine.finish(leaves, grads, create_graph, capture)``, called once the
+    to propagate) and ``engine.finish(tensors, grads, create_graph, capture)``, called once the
     whole walk has succeeded with the tensors reached and their gradients -- leaves, and
-    ``n_retained`` non-leaf tensors that called ``retain_grad()`` -- in the order reached: it
-    runs the leaves' hooks and then accumulates into ``.grad`` (with ``capture``, stores the
-    leaves' gradients there instead).  So an exception anywhere in the walk (a VJP rule, a hook, a tensor modified in
-    place) leaves every ``.grad`` as it was and the graph unfreed.  With ``capture`` (a dict
+    non-leaf tensors that called ``retain_grad()`` -- in the order reached: it runs the leaves'
+    hooks and then accumulates into ``.grad`` (with ``capture``, stores the leaves' gradients
+    there instead).  So an exception anywhere in the walk (a VJP rule, a hook, a tensor
+    modified in place) leaves every ``.grad`` as it was and the graph unfreed.  With ``capture`` (a dict
     ``id(target) -> None``), as ``fg.autograd.grad`` uses it, the gradient reaching each target
     is stored there, only the nodes on a path to a target are visited, and no leaf's ``.grad``
     is touched.
@@ -1246,7 +1248,6 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     cdef list done_leaves = []
     cdef list done_grads = []
     cdef list done_nodes = []
-    cdef Py_ssize_t n_retained = 0
     if len(root_grads) != len(roots):
         raise ValueError(f"walk: {len(root_grads)} gradient(s) for {len(roots)} root(s)")
     for node in roots:
@@ -1354,7 +1355,6 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 if parent is not None:
                     done_leaves.append(parent)  # its .grad is set with the leaves'
                     done_grads.append(g)
-                    n_retained += 1
                 g_owned = False
             if capturing and id(tn) in capture:
                 capture[id(tn)] = g
@@ -1396,7 +1396,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                     g_owned = False  # g handed on, or seen by a rule that may keep it
             if not retain_graph:
                 done_nodes.append(tn)
-        engine.finish(done_leaves, done_grads, n_retained, create_graph, capture)
+        engine.finish(done_leaves, done_grads, create_graph, capture)
         for tn in done_nodes:  # free the graph only after the walk and deliveries succeeded
             tn.inputs = None
             tn.ans = None

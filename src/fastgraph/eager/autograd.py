@@ -27,7 +27,7 @@ class _Engine:
         return _run_hooks(node.hooks, g, create_graph) if node.hooks else g
 
     @staticmethod
-    def finish(tensors, grads, n_retained, create_graph: bool, capture) -> None:
+    def finish(tensors, grads, create_graph: bool, capture) -> None:
         """After a successful walk: run the leaves' hooks, then set every ``.grad`` (or, with
         ``capture``, store the leaves' gradients there).  A hook that raises leaves every
         ``.grad`` as it was."""
