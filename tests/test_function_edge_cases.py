@@ -289,14 +289,42 @@ def test_function_on_a_method_binds_each_instance():
     a, b = _Scaler(2.0), _Scaler(3.0)
     np.testing.assert_array_equal(a.forward(np.ones(2)), [2.0, 2.0])
     np.testing.assert_array_equal(b.forward(np.ones(2)), [3.0, 3.0])
-    assert a.forward is a.forward                      # one traced function per instance
+    assert a.forward.function is a.forward.function    # one traced function per instance
     a.forward(np.ones(2))
     assert a.forward.trace_count == 1
+    f = _Scaler(4.0).forward              # holds its instance, as a bound method does
+    import gc
+    gc.collect()
+    np.testing.assert_array_equal(f(np.ones(3)), [4.0, 4.0, 4.0])
+    np.testing.assert_array_equal(f(np.ones(2)), [4.0, 4.0])   # a retrace after the collection
+    del f
     import gc
     n = len(_Scaler.forward._bound)
     del b
     gc.collect()
     assert len(_Scaler.forward._bound) == n - 1        # and forgotten with the instance
+
+
+def test_a_method_of_a_class_without_weakrefs_warns_and_still_works():
+    class Slotted:
+        __slots__ = ("k",)
+
+        def __init__(self, k):
+            self.k = k
+
+        @fg.function
+        def forward(self, x):
+            return x * self.k
+
+    s = Slotted(2.0)
+    with pytest.warns(RuntimeWarning, match="__weakref__"):
+        np.testing.assert_array_equal(s.forward(np.ones(2)), [2.0, 2.0])
+
+
+def test_explain_with_nodes_says_it_needs_concrete_arguments():
+    f = fg.function(lambda x: x * 2)
+    with pytest.raises(TypeError, match="concrete arguments"):
+        fg.function(lambda x: f.explain(x))(np.ones(2))
 
 
 def test_a_function_called_inside_another_is_inlined():

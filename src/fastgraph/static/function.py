@@ -29,6 +29,7 @@ unspecified values after an error -- in practice their old ones: in-place writes
 from __future__ import annotations
 
 import functools
+import warnings
 import weakref
 
 import numpy as np
@@ -161,6 +162,7 @@ class Function:
         self._cache: dict = {}
         self.trace_count = 0
         self._bound: dict = {}    # id(instance) -> (weakref to it, its Function): methods
+        self._warned_unbindable = False
 
     def _donated_positions(self, n_args: int) -> list[int]:
         pos = []
@@ -276,8 +278,8 @@ class Function:
         feeds = [_feed(vals[i]) for i in t.feed_pos]
         if not t.donated:
             return t.rebuild(t.plan.run(feeds, t.store))
-        # a store of this call's own: concurrent calls do not share it, and the plan keeps no
-        # reference to the caller's arrays afterwards
+        # a store of this call's own: the traced store keeps no reference to the caller's
+        # arrays after the call
         store = t.store[:]
         if _distinct_owners(vals):    # the usual case: no argument can overlap another
             for i, idx, dtype in t.donated:
@@ -293,7 +295,12 @@ class Function:
         return t.rebuild(res)
 
     def explain(self, *args, **kwargs) -> str:
-        vals = [_arg_value(a) for a in args]
+        """The compiled plan for these arguments (``Session.explain``'s text)."""
+        try:
+            vals = [_arg_value(a) for a in args]
+        except _Inline:
+            raise TypeError(f"fg.function({self.fun.__name__}).explain needs concrete "
+                            f"arguments (arrays, numbers), not graph Nodes") from None
         return self.trace(vals, kwargs).plan.explain()
 
     def __get__(self, obj, objtype=None):
@@ -304,16 +311,22 @@ class Function:
             return self
         entry = self._bound.get(id(obj))     # by identity: equal instances may differ
         if entry is not None and entry[0]() is obj:
-            return entry[1]
+            return BoundFunction(obj, entry[1])
         try:
             ref = weakref.ref(obj, lambda _, key=id(obj), b=self._bound: b.pop(key, None))
-        except TypeError:     # not weak-referenceable: bound anew on every access
-            return self._bind(functools.partial(self.fun, obj))
-        # the bound function reaches the instance through the weak reference, so the cache
-        # entry does not keep the instance alive
+        except TypeError:     # not weak-referenceable: bound (and traced) anew on every access
+            if not self._warned_unbindable:
+                self._warned_unbindable = True
+                warnings.warn(f"fg.function({self.fun.__name__}): instances of "
+                              f"{type(obj).__name__} cannot be weakly referenced, so the method "
+                              f"is traced again on every access; add '__weakref__' to its "
+                              f"__slots__", RuntimeWarning, stacklevel=2)
+            return BoundFunction(obj, self._bind(functools.partial(self.fun, obj)))
+        # the cached function reaches the instance through the weak reference, so the cache does
+        # not keep the instance alive; the BoundFunction handed out does, as a bound method does
         bound = self._bind(functools.partial(_call_method, self.fun, ref))
         self._bound[id(obj)] = (ref, bound)
-        return bound
+        return BoundFunction(obj, bound)
 
     def _bind(self, fun) -> "Function":
         donate = []
@@ -329,6 +342,23 @@ class Function:
 
 def _call_method(fun, ref, *args, **kwargs):
     return fun(ref(), *args, **kwargs)
+
+
+class BoundFunction:
+    """``instance.method`` for an ``@fg.function`` method: holds the instance (as a bound method
+    does) and calls the instance's traced function (``.function``: ``trace_count``,
+    ``explain`` and the rest are read through)."""
+    __slots__ = ("__self__", "function")
+
+    def __init__(self, obj, function: Function) -> None:
+        self.__self__ = obj
+        self.function = function
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.function, name)
 
 
 def _flatten_outputs(out, leaves, graph):
