@@ -404,3 +404,28 @@ def test_tensor_constructor_checks_requires_grad_dtype():
         fg.Tensor(np.arange(3), requires_grad=True)
     with pytest.raises(TypeError, match="float128"):
         fg.tensor(np.ones(2, np.longdouble))
+
+
+def test_ufunc_out_with_an_empty_slot_returns_numpys_result_there():
+    t = fg.tensor([7.0, 8.0])
+    q, r = np.divmod(np.array([7.0, 8.0]), 3.0, out=(t, None))
+    assert q is t
+    np.testing.assert_array_equal(t.data, [2.0, 2.0])
+    np.testing.assert_array_equal(r, [1.0, 2.0])
+
+
+def test_adam_updates_its_moments_in_place_when_errors_do_not_raise():
+    p = fg.tensor(np.ones(4), requires_grad=True)
+    opt = fg.optim.Adam([p], lr=0.1)
+    p.grad = fg.tensor(np.full(4, 0.5))
+    opt.step()
+    m, v = opt._state[id(p)][1], opt._state[id(p)][2]
+    opt.step()
+    assert opt._state[id(p)][1] is m and opt._state[id(p)][2] is v   # no copies per step
+    with np.errstate(over="raise"):                       # strict: computed first, same values
+        ref = fg.tensor(np.ones(4), requires_grad=True)
+        opt2 = fg.optim.Adam([ref], lr=0.1)
+        ref.grad = fg.tensor(np.full(4, 0.5))
+        opt2.step()
+        opt2.step()
+    np.testing.assert_array_equal(ref.data, p.data)

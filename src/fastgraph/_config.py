@@ -88,18 +88,35 @@ def set_num_threads(n: int) -> None:
     _num_threads = _validate(n)
 
 
+try:   # NumPy 2 keeps np.errstate in a context variable: a new object whenever it changes
+    from numpy._core._ufunc_config import _extobj_contextvar as _NP_ERRSTATE
+except ImportError:  # pragma: no cover - another NumPy layout: no caching
+    _NP_ERRSTATE = None
+_fp_cache: list = [None, False]     # [key of the state last looked at, its answer]
+
+
 def fp_errors_may_raise() -> bool:
     """Whether a floating-point exception in a NumPy call may raise now: ``np.errstate(...=
     'raise')`` or ``'call'``, or a warnings filter turning NumPy's RuntimeWarnings into errors.
     NumPy raises such an error *after* writing ``out=``, so code that updates arrays in place
     computes into fresh arrays first while this holds (the eager optimizers, the static plans'
-    in-place updates): nothing is left half-updated."""
+    in-place updates): nothing is left half-updated.  The answer is cached until NumPy's error
+    state or the warnings filters change (~0.2 us instead of ~3 us per call)."""
+    f = warnings.filters
+    key = None
+    if _NP_ERRSTATE is not None:
+        key = (_NP_ERRSTATE.get(), id(f), len(f), id(f[0]) if f else None)
+        if key == _fp_cache[0]:
+            return _fp_cache[1]
     import numpy as np
 
+    answer = False
     for v in np.geterr().values():
         if v == "raise" or v == "call":
-            return True
-    for f in warnings.filters:
-        if f[0] == "error" and issubclass(RuntimeWarning, f[2]):
-            return True
-    return False
+            answer = True
+    for flt in f:
+        if flt[0] == "error" and issubclass(RuntimeWarning, flt[2]):
+            answer = True
+    if key is not None:
+        _fp_cache[0], _fp_cache[1] = key, answer
+    return answer

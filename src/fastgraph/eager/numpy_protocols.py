@@ -64,9 +64,11 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         raise
     for o in written:
         o._bump_version()
-    if out is not None:  # NumPy returns the out arrays: hand back the Tensors given
-        outs = tuple(o for o in out)
-        return outs[0] if len(outs) == 1 and not isinstance(result, tuple) else outs
+    if out is not None:  # NumPy returns the out arrays: hand back the Tensors given (and
+        # NumPy's own result where an output slot was None: np.divmod(a, b, out=(t, None)))
+        if not isinstance(result, tuple):
+            return out[0] if out[0] is not None else result
+        return tuple(o if o is not None else r for o, r in zip(out, result))
     return result
 
 

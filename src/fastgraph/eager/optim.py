@@ -186,9 +186,25 @@ class Adam(Optimizer):
     def step(self) -> None:
         items = self._grads()
         b1, b2, lr, eps = self.b1, self.b2, self.lr, self.eps
-        # every new value is computed before anything is written, so an exception (a
-        # FloatingPointError under np.errstate) leaves parameters, moments and step counts as
-        # they were; the arithmetic (and rounding) is that of the in-place formulas
+        if not _fp_strict():    # nothing below can raise once the gradients are checked
+            for p, data, g in items:
+                st = self._state.get(id(p))
+                if st is None:
+                    st = self._state[id(p)] = [0, np.zeros_like(data), np.zeros_like(data)]
+                st[0] += 1
+                t, m, v = st
+                m *= b1
+                m += (1 - b1) * g
+                v *= b2
+                v += (1 - b2) * g * g
+                m_hat = m / (1 - b1 ** t)
+                v_hat = v / (1 - b2 ** t)
+                data -= lr * m_hat / (np.sqrt(v_hat) + eps)
+                p._bump_version()
+            return
+        # floating-point errors raise: every new value is computed before anything is written,
+        # so an exception leaves parameters, moments and step counts as they were (the same
+        # arithmetic, and rounding, as the in-place formulas above)
         new = []
         for p, data, g in items:
             st = self._state.get(id(p))
