@@ -350,3 +350,25 @@ def test_cli_without_command_prints_help():
                          timeout=120)
     assert out.returncode == 2
     assert "info" in out.stdout
+
+
+def test_fp_errors_may_raise_follows_errstate_and_warnings_filters():
+    import warnings
+    from fastgraph._config import fp_errors_may_raise as may_raise
+    base = may_raise()
+    with np.errstate(divide="raise"):
+        assert may_raise()
+    assert may_raise() == base
+    # alternating blocks (a list id or a first entry reused at the same address must not match)
+    for _ in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert not may_raise() or base
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert may_raise()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        may_raise()
+        warnings.filters[-1] = ("error", None, RuntimeWarning, None, 0)   # changed in place
+        assert may_raise()

@@ -380,3 +380,19 @@ def test_logsumexp_over_all_axes_is_a_numpy_scalar_like_scipy(dtype, axis):
     got = fg.logsumexp(x, axis=axis)
     assert type(got) is dtype          # scipy.special.logsumexp's (and np.sum's) result type
     np.testing.assert_allclose(got, np.log(np.sum(np.exp(x.astype(np.float64)))), rtol=1e-6)
+
+
+def test_concatenate_gradient_with_a_plain_list_before_the_tensor():
+    t = fg.tensor([0.3, 0.7], requires_grad=True)
+    (fg.concatenate([[1.0, 2.0], t]) * fg.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    np.testing.assert_array_equal(t.grad.data, [3.0, 4.0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: np.sum(t, 0, np.float32),        # NumPy's positional dtype
+    lambda t: fg.mean(t, 0, "no"),
+    lambda t: fg.var(t, 0, None),
+])
+def test_keepdims_must_be_a_bool(call):
+    with pytest.raises(TypeError, match="keepdims must be a bool"):
+        call(fg.tensor(np.ones((2, 3))))

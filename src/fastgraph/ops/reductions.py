@@ -30,7 +30,8 @@ def _reduction(name, forward, vjp):
                _shapes.reduce(shapes, axis, keepdims, op=name))
 
     def fn(x, axis=None, keepdims: bool = False):
-        return apply(op, (x,), {"axis": _canon_axis(axis, name), "keepdims": bool(keepdims)})
+        return apply(op, (x,), {"axis": _canon_axis(axis, name),
+                                "keepdims": _canon_keepdims(keepdims, name)})
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"``{name}`` over ``axis`` (None = all, int or tuple), NumPy semantics, "
@@ -48,6 +49,19 @@ def _canon_axis(axis, op):
     if isinstance(axis, (list, tuple)):
         return tuple([_shapes.as_int(a, op) for a in axis])
     return _shapes.as_int(axis, op)
+
+
+def _canon_keepdims(keepdims, op) -> bool:
+    """``keepdims`` is a bool (or 0/1): anything else -- NumPy's positional ``dtype`` in
+    ``np.sum(t, 0, np.float32)`` lands here -- is a ``TypeError`` rather than "true"."""
+    if keepdims is True or keepdims is False:
+        return keepdims
+    if isinstance(keepdims, (bool, np.bool_)) or (
+            isinstance(keepdims, (int, np.integer)) and keepdims in (0, 1)):
+        return bool(keepdims)
+    raise TypeError(f"{op}: keepdims must be a bool, got {keepdims!r} (NumPy's dtype and out "
+                    f"arguments are not taken by the differentiable {op}; pass keepdims= by "
+                    f"keyword)")
 
 
 def _canon_ddof(ddof, op):
@@ -146,13 +160,15 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0):
 
         >>> fg.var(fg.tensor([1.0, 2.0, 3.0]))  # doctest: +SKIP
     """
-    return apply(_var_op, (x,), {"axis": _canon_axis(axis, "var"), "keepdims": bool(keepdims),
+    return apply(_var_op, (x,), {"axis": _canon_axis(axis, "var"),
+                                 "keepdims": _canon_keepdims(keepdims, "var"),
                                  "ddof": _canon_ddof(ddof, "var")})
 
 
 def std(x, axis=None, keepdims: bool = False, ddof: int = 0):
     """Standard deviation over ``axis`` (``ddof`` as in NumPy), differentiable."""
-    return apply(_std_op, (x,), {"axis": _canon_axis(axis, "std"), "keepdims": bool(keepdims),
+    return apply(_std_op, (x,), {"axis": _canon_axis(axis, "std"),
+                                 "keepdims": _canon_keepdims(keepdims, "std"),
                                  "ddof": _canon_ddof(ddof, "std")})
 
 

@@ -275,13 +275,19 @@ def _join_shape(shapes, axis, stack=False, **_):
     return tuple(out)
 
 
+def _shape_of(x):
+    """An input's shape: Tensors, Nodes and arrays have one; a plain list is read by NumPy."""
+    shape = getattr(x, "shape", None)
+    return np.shape(x) if shape is None else shape
+
+
 def _concat_vjp_for(i):
     def vjp(g, ans, *xs, axis):
         start = 0
         for x in xs[:i]:
-            start += x.shape[axis]
+            start += _shape_of(x)[axis]
         ax = axis % g.ndim
-        index = (slice(None),) * ax + (slice(start, start + xs[i].shape[axis]),)
+        index = (slice(None),) * ax + (slice(start, start + _shape_of(xs[i])[axis]),)
         return F.getitem(g, index)
     return vjp
 
