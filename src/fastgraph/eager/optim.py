@@ -137,33 +137,31 @@ class SGD(Optimizer):
     def step(self) -> None:
         items = self._grads()
         lr, m = self.lr, self.momentum
-        if _fp_strict():
-            # compute every new value first; a FloatingPointError then changes nothing
-            new = []
-            for p, data, g in items:
-                buf = None
-                if m:
-                    buf = self._buf.get(id(p))
-                    buf = g.copy() if buf is None else buf * m + g
-                    g = buf
-                new.append((p, data, buf, data - lr * g))
-            for p, data, buf, value in new:
-                if buf is not None:
-                    self._buf[id(p)] = buf
-                np.copyto(data, value)
-                p._bump_version()
-            return
+        strict = _fp_strict()
+        pending = []    # strict: (p, state to keep, new value), written once all are computed
         for p, data, g in items:
+            buf = None
             if m:
                 buf = self._buf.get(id(p))
                 if buf is None:
-                    buf = self._buf[id(p)] = g.copy()
+                    buf = g.copy()
                 else:
+                    if strict:
+                        buf = buf.copy()
                     buf *= m
                     buf += g
                 g = buf
+            if strict:
+                pending.append((p, buf, data - lr * g))
+                continue
+            if buf is not None:
+                self._buf[id(p)] = buf
             _sub_scaled(data, lr, g)
             p._bump_version()  # (as PyTorch's in-place update does)
+        for p, buf, value in pending:
+            if buf is not None:
+                self._buf[id(p)] = buf
+            _write(p, value)
 
 
 class Adam(Optimizer):
@@ -186,38 +184,39 @@ class Adam(Optimizer):
     def step(self) -> None:
         items = self._grads()
         b1, b2, lr, eps = self.b1, self.b2, self.lr, self.eps
-        if not _fp_strict():    # nothing below can raise once the gradients are checked
-            for p, data, g in items:
-                st = self._state.get(id(p))
-                if st is None:
-                    st = self._state[id(p)] = [0, np.zeros_like(data), np.zeros_like(data)]
-                st[0] += 1
-                t, m, v = st
-                m *= b1
-                m += (1 - b1) * g
-                v *= b2
-                v += (1 - b2) * g * g
-                m_hat = m / (1 - b1 ** t)
-                v_hat = v / (1 - b2 ** t)
-                data -= lr * m_hat / (np.sqrt(v_hat) + eps)
-                p._bump_version()
-            return
-        # floating-point errors raise: every new value is computed before anything is written,
-        # so an exception leaves parameters, moments and step counts as they were (the same
-        # arithmetic, and rounding, as the in-place formulas above)
-        new = []
+        # while floating-point errors raise, the moments are updated in copies and every new
+        # value is computed before anything is written: an exception leaves parameters, moments
+        # and step counts as they were (the same arithmetic, and rounding, either way)
+        strict = _fp_strict()
+        pending = []
         for p, data, g in items:
             st = self._state.get(id(p))
-            t, m, v = st if st is not None else (0, np.zeros_like(data), np.zeros_like(data))
+            if st is None:
+                t, m, v = 0, np.zeros_like(data), np.zeros_like(data)
+            else:
+                t, m, v = st
+                if strict:
+                    m, v = m.copy(), v.copy()
             t += 1
-            m = m * b1
+            m *= b1
             m += (1 - b1) * g
-            v = v * b2
+            v *= b2
             v += (1 - b2) * g * g
             m_hat = m / (1 - b1 ** t)
             v_hat = v / (1 - b2 ** t)
-            new.append((p, data, [t, m, v], data - lr * m_hat / (np.sqrt(v_hat) + eps)))
-        for p, data, st, value in new:
-            self._state[id(p)] = st
-            np.copyto(data, value)
+            update = lr * m_hat / (np.sqrt(v_hat) + eps)
+            if strict:
+                pending.append((p, [t, m, v], data - update))
+                continue
+            self._state[id(p)] = [t, m, v]
+            data -= update
             p._bump_version()
+        for p, st, value in pending:
+            self._state[id(p)] = st
+            _write(p, value)
+
+
+def _write(p: Tensor, value: np.ndarray) -> None:
+    """Install a parameter's new value (computed out of place) in its own array."""
+    np.copyto(p.data, value)
+    p._bump_version()
