@@ -82,15 +82,13 @@ def _watch_args(args: tuple, nums: tuple) -> tuple[list, list]:
 
 def _numpy(v):
     """Tensors -> NumPy values (0-d as NumPy scalars), through lists, tuples and dicts."""
+    return _map_structure(_numpy_leaf, v)
+
+
+def _numpy_leaf(v):
     if isinstance(v, Tensor):
         d = v.data
         return d[()] if d.ndim == 0 else d
-    if isinstance(v, tuple) and hasattr(v, "_fields"):
-        return type(v)(*(_numpy(e) for e in v))
-    if isinstance(v, (tuple, list)):
-        return type(v)(_numpy(e) for e in v)
-    if isinstance(v, dict):
-        return {k: _numpy(e) for k, e in v.items()}
     return v
 
 

@@ -57,12 +57,17 @@ class _Inline(Exception):
     body joins that trace (as ``jax.jit`` inlines a jitted function called under ``jit``)."""
 
 
+def _is_tensor(v) -> bool:
+    """An eager Tensor, told by its attributes (the static engine does not import eager)."""
+    return hasattr(v, "grad_fn") and hasattr(v, "data")
+
+
 def _arg_value(a):
     """An argument as traced and fed: ndarrays, NumPy scalars and weak Python scalars as they
     are, eager Tensors as their data, anything else through ``np.asarray``."""
     if type(a) in NODE_TYPES:
         raise _Inline
-    if hasattr(a, "grad_fn") and hasattr(a, "data"):   # an eager Tensor: its data
+    if _is_tensor(a):
         a = a.data
     if type(a) in _WEAK or isinstance(a, (np.ndarray, np.generic)):
         return a
@@ -76,7 +81,7 @@ def _kwarg_values(kwargs: dict) -> dict:
     for k, v in kwargs.items():
         if type(v) in NODE_TYPES:
             raise _Inline
-        if hasattr(v, "grad_fn") and hasattr(v, "data"):
+        if _is_tensor(v):
             if out is kwargs:
                 out = dict(kwargs)
             out[k] = v.data

@@ -616,9 +616,7 @@ def fuse(ir, ctx) -> None:
             first kind is a kernel constant, rounded to the kernel dtype as NumPy casts it (a
             float32 ``x ** 0.5000000001`` is ``sqrt``), which the compiler rewrites; any other
             array is an input, computed with ``pow``."""
-            q0 = q
-            while q0.kind == "op" and q0.op.name in _TRANSPARENT:
-                q0 = q0.inputs[0]
+            q0 = _root(q)
             if q0.kind == "const":
                 v = q0.value
                 if isinstance(v, np.ndarray) and v.size != 1 and not (
