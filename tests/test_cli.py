@@ -137,12 +137,12 @@ def test_info_names_whose_blas_it_is(path, owner):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["demo", "--threads", "0"], "--threads: must be between 1 and"),
-    (["demo", "--threads", "-1"], "--threads: must be between 1 and"),
+    (["demo", "--threads", "0"], "--threads: number of threads must be a positive integer up to"),
+    (["demo", "--threads", "-1"], "--threads: number of threads must be a positive integer up to"),
     (["demo", "--steps", "1"], "--steps: must be at least 2"),
     (["demo", "--plot", "/proc/no/such/dir/x.png"], "cannot write into"),
     (["demo", "--plot", "curves.xyz"], "expected a .png/.pdf/.svg file"),
-    (["bench", "--threads", "0", "--only", "toposort"], "--threads: must be between 1 and"),
+    (["bench", "--threads", "0", "--only", "toposort"], "--threads: number of threads must be a positive integer up to"),
     (["bench", "--json", "/proc/no/such/dir/x.json", "--only", "toposort"], "cannot write into"),
     (["bench", "--only", ","], "--only names no workload"),
 ])

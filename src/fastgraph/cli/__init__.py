@@ -7,15 +7,16 @@ import os
 
 
 def thread_count(text: str) -> int:
-    """``--threads``: a positive integer (checked before any work starts)."""
-    from .._config import MAX_THREADS
+    """``--threads``: what ``fg.set_num_threads`` takes (checked before any work starts)."""
+    from .._config import _validate
     try:
         n = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 1 <= n <= MAX_THREADS:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_THREADS}, got {n}")
-    return n
+    try:
+        return _validate(n)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def output_file(*suffixes: str):

@@ -627,8 +627,6 @@ class FusedKernel:
                         "elementwise kernels only (call the kernel instead)")
 
     def __call__(self, *inputs, out=None, num_threads=None, dtype=None):
-        if num_threads is not None and type(num_threads) is not int:
-            num_threads = _thread_count(num_threads)    # (the C paths would int() it)
         # the C fast path computes in the inputs' own (common) dtype: fine when none is forced,
         # or when the forced one is already theirs
         if self._fast is not None and (dtype is None or (
