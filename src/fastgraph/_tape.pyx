@@ -505,11 +505,12 @@ cdef object _sum_to_like = None
 cdef object _astype = None
 cdef object _op_error = None
 cdef object _ADD = None, _SUB = None, _MUL = None, _DIV = None, _NEG = None
+cdef object _pack = None            # nested sequence holding Tensors/Nodes -> one (stacked) value
 
 
-def configure(tensor_cls, zero, sum_to_like, astype, op_error, registry):
+def configure(tensor_cls, zero, sum_to_like, astype, op_error, registry, pack=None):
     """Wire the Python layer in (called once when ``fastgraph.eager.tensor`` is imported)."""
-    global _Tensor, _ZERO, _sum_to_like, _astype, _op_error
+    global _Tensor, _ZERO, _sum_to_like, _astype, _op_error, _pack
     global _ADD, _SUB, _MUL, _DIV, _NEG
     # the recorder makes tensor_cls instances with tp_new and writes TensorBase fields
     if not (isinstance(tensor_cls, type) and issubclass(tensor_cls, TensorBase)):
@@ -525,6 +526,9 @@ def configure(tensor_cls, zero, sum_to_like, astype, op_error, registry):
     _sum_to_like = sum_to_like
     _astype = astype
     _op_error = op_error
+    if pack is not None and not callable(pack):
+        raise TypeError(f"configure: pack must be callable, not {type(pack).__name__}")
+    _pack = pack
 
 
 def register_kind(cls, applier):
@@ -765,17 +769,62 @@ cdef object _ew(OpDef op, object x, object y, object into=None, object acc=None)
 
 
 # ---- forward ----------------------------------------------------------------------------------
+cdef bint _holds_graph_value(object seq, int depth) except -1:
+    """Whether a (nested) list or tuple holds a Tensor or another kind's value (a graph Node).
+    Nesting deeper than NumPy's dimension limit is left to NumPy (which rejects it), so a list
+    that contains itself cannot recurse without end."""
+    cdef object v, t
+    if depth > 64:
+        return False
+    for v in seq:
+        if isinstance(v, TensorBase):
+            return True
+        t = type(v)
+        if (t is list or t is tuple) and _holds_graph_value(v, depth + 1):
+            return True
+        if _other_kinds and t in _other_kinds:
+            return True
+    return False
+
+
+cdef tuple _pack_sequences(tuple args):
+    """``args`` with each list or tuple that holds Tensors (or Nodes) packed into one array of
+    the graph by ``stack`` (autograd's ``np.array([x, y])``), so its gradient flows; ``args``
+    itself when none does."""
+    cdef list out = None
+    cdef Py_ssize_t i
+    cdef object a, t
+    for i in range(len(args)):
+        a = args[i]
+        t = type(a)
+        if (t is list or t is tuple) and _holds_graph_value(a, 1):
+            if out is None:
+                out = list(args)
+            out[i] = _pack(a)
+    return args if out is None else tuple(out)
+
+
 cpdef object apply(OpDef op, tuple args, object attrs):
-    """Run ``op`` on ``args``: NumPy for plain values, the tape for Tensors, else their engine."""
+    """Run ``op`` on ``args``: NumPy for plain values, the tape for Tensors, else their engine.
+    A list or tuple argument holding Tensors or Nodes is first packed into one (``_pack``)."""
     if op is None or args is None:    # (typed arguments accept None; the fields below do not)
         raise TypeError("apply: op must be an OpDef and args a tuple, not None")
-    cdef bint has_tensor = False
-    cdef object a, applier = None
+    cdef bint has_tensor = False, has_sequence = False
+    cdef object a, t, applier = None
+    cdef tuple packed
     for a in args:
         if isinstance(a, TensorBase):
             has_tensor = True
+            continue
+        t = type(a)
+        if t is list or t is tuple:
+            has_sequence = True
         elif _other_kinds:
-            applier = _other_kinds.get(type(a), applier)
+            applier = _other_kinds.get(t, applier)
+    if has_sequence and _pack is not None:
+        packed = _pack_sequences(args)
+        if packed is not args:
+            return apply(op, packed, attrs)
     if applier is not None:
         return applier(op, args, attrs)
     if has_tensor:

@@ -57,6 +57,43 @@ for _name, _fn in (("absolute", _ops.abs), ("amax", _ops.max), ("amin", _ops.min
 del _name, _fn
 
 
+def array(object, dtype=None, *, copy: bool = True, **kwargs):
+    """NumPy's ``np.array``; differentiable when ``object`` is, or (nested) holds, a Tensor or
+    Node -- autograd's ``np.array([x, y])``.  Plain values get NumPy's own function.
+
+        >>> t = fg.tensor([1.0, 2.0], requires_grad=True)
+        >>> v = np.array([t[0] * 3.0, t[1], 5.0])   # import fastgraph.numpy as np
+        >>> np.sum(v).backward(); t.grad
+        tensor([3., 1.])
+    """
+    if not _graph_value_in((object,)):
+        return _np.array(object, dtype, copy=copy, **kwargs)
+    if kwargs:
+        raise TypeError(f"array: {', '.join(sorted(kwargs))} not supported for a Tensor or Node "
+                        f"(only dtype= and copy=)")
+    if copy is False:
+        raise ValueError("array: copy=False cannot be honoured for a Tensor or Node (NumPy 2 "
+                         "raises the same way when a copy is needed); use asarray")
+    out = _ops.stack(object) if type(object) in (list, tuple) else _ops.copy(object)
+    return out if dtype is None else _ops.astype(out, dtype)
+
+
+def asarray(a, dtype=None, **kwargs):
+    """NumPy's ``np.asarray``; a Tensor or Node comes back as itself (cast when ``dtype``
+    differs), and a list holding them is stacked into one, differentiably."""
+    if not _graph_value_in((a,)):
+        return _np.asarray(a, dtype, **kwargs)
+    if kwargs:
+        raise TypeError(f"asarray: {', '.join(sorted(kwargs))} not supported for a Tensor or "
+                        f"Node (only dtype=)")
+    out = _ops.stack(a) if type(a) in (list, tuple) else a
+    return out if dtype is None or _np.dtype(dtype) == out.dtype else _ops.astype(out, dtype)
+
+
+_export("copy", _ops.copy)
+__all__ += ["array", "asarray", "copy"]
+
+
 def __getattr__(name: str):
     # everything fastgraph does not define is NumPy's
     return getattr(_np, name)

@@ -352,7 +352,8 @@ def _op_error(op, values, attrs, e):
         return TypeError(f"{getattr(op, 'name', op)}: {e} (operand types {kinds})")
 
 
-_tape.configure(Tensor, F.ZERO, F.sum_to_like, F.astype, _op_error, F.REGISTRY)
+_tape.configure(Tensor, F.ZERO, F.sum_to_like, F.astype, _op_error, F.REGISTRY,
+                pack=F.stack)  # a list holding Tensors is one array, as np.array makes it
 
 _SUPPORTED_KINDS = "biuf"
 

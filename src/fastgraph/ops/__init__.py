@@ -11,9 +11,9 @@ from .elementwise import (abs, add, arctan, ceil, clip, cos, cosh, digamma, divi
                           sqrt, square, subtract, tan, tanh, where, xlogy,
                           tanh_grad, sigmoid_grad)
 from .reductions import logsumexp, max, mean, min, prod, std, sum, var
-from .shape import (astype, broadcast_like, broadcast_to, concatenate, expand_dims, getitem,
-                    identity, ravel, reshape, reshape_like, scatter_add, size_ratio, split, squeeze,
-                    stack, sum_to_like, swapaxes, transpose)
+from .shape import (astype, broadcast_like, broadcast_to, concatenate, copy, expand_dims,
+                    getitem, identity, ravel, reshape, reshape_like, scatter_add, size_ratio, split,
+                    squeeze, stack, sum_to_like, swapaxes, transpose)
 from .linalg import adjugate, det, dot, einsum, inv, matmul, outer, slogdet, solve
 from .nn import cross_entropy, cross_entropy_grad, log_softmax, pick, put_labels, softmax
 

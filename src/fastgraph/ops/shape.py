@@ -74,6 +74,12 @@ identity = _fn(defop("identity", lambda x: x, lambda g, ans, x: g, shape=_shapes
                lambda x: apply(identity.op, (x,), {}), "identity",
                "Return ``x`` unchanged, as a new node of the graph (used by the transforms).")
 
+copy = _fn(defop("copy", lambda x: np.array(x, copy=True), lambda g, ans, x: g,
+                 shape=_shapes.same_as_first),
+           lambda x: apply(copy.op, (x,), {}), "copy",
+           "A copy of ``x`` (NumPy's ``np.copy``; the gradient passes through): later in-place "
+           "changes to either do not reach the other.")
+
 
 # ---- reshaping --------------------------------------------------------------------------------
 def _reshape_shape(shapes, shape):

@@ -1,0 +1,174 @@
+"""A list or tuple argument holding Tensors (or graph Nodes) is one array of the graph, as
+``np.array`` would make it -- its gradient flows (before, it was read as plain data and the
+gradient was silently dropped).  Same in eager mode, in static graphs and under fg.function."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fastgraph as fg
+import fastgraph.numpy as fnp
+
+
+def _leaf():
+    return fg.tensor([1.5, -2.0, 3.0], requires_grad=True)
+
+
+# (name, f(t) built with a list holding Tensors, the same f with stack/explicit ops)
+CASES = [
+    ("add", lambda t: fg.add([t[0], 1.0], 2.0), lambda t: fg.stack([t[0], 1.0]) + 2.0),
+    ("multiply_right", lambda t: fg.multiply(3.0, [t[0] * t[1], t[2]]),
+     lambda t: 3.0 * fg.stack([t[0] * t[1], t[2]])),
+    ("tuple", lambda t: fg.exp((t[0], t[2])), lambda t: fg.exp(fg.stack([t[0], t[2]]))),
+    ("nested", lambda t: fg.sum(fg.multiply([[t[0], 1.0], [2.0, t[1]]], [[1.0], [t[2]]])),
+     lambda t: fg.sum(fg.stack([fg.stack([t[0], 1.0]), fg.stack([2.0, t[1]])])
+                      * fg.stack([fg.stack([1.0]), fg.stack([t[2]])]))),
+    ("stack_of_lists", lambda t: fg.stack([[t[0], 1.0], [t[1], t[2]]], axis=1),
+     lambda t: fg.stack([fg.stack([t[0], 1.0]), fg.stack([t[1], t[2]])], axis=1)),
+    ("concatenate", lambda t: fg.concatenate([[t[0], 3.0], t]),
+     lambda t: fg.concatenate([fg.stack([t[0], 3.0]), t])),
+    ("matmul", lambda t: fg.matmul([[t[0], t[1]], [t[2], 1.0]], t[:2]),
+     lambda t: fg.matmul(fg.stack([fg.stack([t[0], t[1]]), fg.stack([t[2], 1.0])]), t[:2])),
+    ("where", lambda t: fg.where([True, False], [t[0], t[1]], t[2]),
+     lambda t: fg.where(np.array([True, False]), fg.stack([t[0], t[1]]), t[2])),
+    ("rows_of_vectors", lambda t: fg.sum(fg.tanh([t, t * 2.0])),
+     lambda t: fg.sum(fg.tanh(fg.stack([t, t * 2.0])))),
+]
+
+
+@pytest.mark.parametrize("name,f,ref", CASES, ids=[c[0] for c in CASES])
+def test_eager_list_of_tensors_is_differentiable(name, f, ref):
+    t = _leaf()
+    out = f(t)
+    assert isinstance(out, fg.Tensor) and out.requires_grad
+    fg.sum(out * out).backward()
+    got = t.grad.data.copy()
+    t2 = _leaf()
+    expected = ref(t2)
+    np.testing.assert_array_equal(out.data, expected.data)
+    fg.sum(expected * expected).backward()
+    np.testing.assert_array_equal(got, t2.grad.data)
+    assert np.any(got != 0)
+
+
+@pytest.mark.parametrize("name,f,ref", CASES, ids=[c[0] for c in CASES])
+def test_static_list_of_nodes_is_differentiable(name, f, ref):
+    g = fg.Graph()
+    with g.as_default():
+        x = fg.placeholder(np.float64, shape=(3,), name="x")
+        out = fg.sum(f(x) ** 2)
+        (gx,) = fg.gradients(out, [x])
+    value, grad = fg.Session(graph=g).run([out, gx], {x: np.array([1.5, -2.0, 3.0])})
+    t = _leaf()
+    expected = fg.sum(ref(t) ** 2)
+    expected.backward()
+    np.testing.assert_allclose(value, expected.item(), rtol=1e-15)
+    np.testing.assert_allclose(grad, t.grad.data, rtol=1e-15)
+
+
+@pytest.mark.parametrize("name,f,ref", CASES, ids=[c[0] for c in CASES])
+def test_function_list_of_tensors_matches_eager(name, f, ref):
+    loss = lambda v: fg.sum(f(v) ** 2)  # noqa: E731
+    value, grad = fg.function(fg.value_and_grad(loss))(np.array([1.5, -2.0, 3.0]))
+    t = _leaf()
+    expected = loss(t)
+    expected.backward()
+    np.testing.assert_allclose(value, expected.item(), rtol=1e-15)
+    np.testing.assert_allclose(grad, t.grad.data, rtol=1e-15)
+
+
+# (data holding the float32 Tensor T, the same data with T's value as a NumPy float32)
+_T = np.float32(2.0)
+DTYPE_CASES = [
+    (lambda T: [T, 1.0], [_T, 1.0]),
+    (lambda T: [T, 1], [_T, 1]),
+    (lambda T: [[T], [T]], [[_T], [_T]]),
+    (lambda T: (T, np.float32(3.0)), (_T, np.float32(3.0))),
+]
+
+
+@pytest.mark.parametrize("make,plain", DTYPE_CASES)
+def test_dtype_and_values_are_numpys(make, plain):
+    t = fg.tensor(_T, requires_grad=True)
+    got = fg.add(make(t), 1.0)
+    want = np.add(np.array(plain), 1.0)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.data, want)
+
+
+def test_plain_lists_still_run_numpy():
+    out = fg.add([[1.0, 2.0]], 1)
+    assert type(out) is np.ndarray and out.tolist() == [[2.0, 3.0]]
+    assert fg.sum((1, 2, 3)) == 6
+
+
+def test_ragged_list_holding_a_tensor_raises_clearly():
+    t = _leaf()
+    with pytest.raises(ValueError, match="stack"):
+        fg.add([t, 1.0], 1.0)
+
+
+def test_self_containing_list_raises_instead_of_crashing():
+    a = [1.0]
+    a.append(a)
+    with pytest.raises((ValueError, TypeError, RecursionError)):
+        fg.add(a, 1.0)
+    deep = [1.0]
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises((ValueError, TypeError, RecursionError)):
+        fg.add(deep, _leaf()[0])
+
+
+# ---- fastgraph.numpy: array / asarray / copy ------------------------------------------------
+def test_numpy_array_of_tensors_is_differentiable():
+    t = _leaf()
+    v = fnp.array([t[0] * 3.0, t[1], 5.0])
+    assert isinstance(v, fg.Tensor)
+    fnp.sum(v * v).backward()
+    np.testing.assert_array_equal(t.grad.data, [2 * 9 * 1.5, 2 * -2.0, 0.0])
+
+
+def test_numpy_array_copies_and_casts():
+    t = _leaf()
+    c = fnp.array(t)
+    assert isinstance(c, fg.Tensor) and not np.shares_memory(c.data, t.data)
+    c32 = fnp.array(t, dtype=np.float32)
+    assert c32.dtype == np.float32
+    fnp.sum(c32 * 2.0).backward()
+    assert t.grad.dtype == np.float64 and t.grad.data.tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(ValueError, match="copy=False"):
+        fnp.array(t, copy=False)
+    with pytest.raises(TypeError, match="ndmin"):
+        fnp.array(t, ndmin=2)
+
+
+def test_numpy_asarray_and_copy():
+    t = _leaf()
+    assert fnp.asarray(t) is t
+    assert fnp.asarray(t, dtype=np.float32).dtype == np.float32
+    s = fnp.asarray([t[0], t[1]])
+    assert isinstance(s, fg.Tensor) and s.requires_grad
+    c = fnp.copy(t)
+    fnp.sum(c * t).backward()
+    np.testing.assert_array_equal(t.grad.data, 2 * t.data)
+    assert not np.shares_memory(c.data, t.data)
+
+
+def test_numpy_array_on_plain_values_is_numpys():
+    assert type(fnp.array([1, 2])) is np.ndarray and fnp.array([1, 2]).dtype == np.int64
+    assert fnp.array([[1.0]], ndmin=3).shape == (1, 1, 1)
+    a = np.arange(3.0)
+    assert fnp.asarray(a) is a
+    assert fnp.copy(a) is not a and type(fnp.copy(a)) is np.ndarray
+
+
+def test_numpy_array_in_a_static_graph():
+    g = fg.Graph()
+    with g.as_default():
+        x = fg.placeholder(np.float64, shape=(2,), name="x")
+        y = fnp.sum(fnp.array([x[0] * 2.0, x[1], 1.0]) ** 2)
+        (gx,) = fg.gradients(y, [x])
+    value, grad = fg.Session(graph=g).run([y, gx], {x: np.array([1.0, 2.0])})
+    assert value == 9.0
+    np.testing.assert_array_equal(grad, [8.0, 4.0])
