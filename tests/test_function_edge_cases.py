@@ -3,8 +3,10 @@ paths, weak Python scalars, the keyword-argument cache, nested outputs, kernel-c
 from __future__ import annotations
 
 import collections
+import gc
 import re
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -370,3 +372,87 @@ def test_zero_d_results_are_numpy_scalars_so_a_loop_keeps_its_dtypes():
     g = fg.function(lambda x: (fg.sum(x), fg.sum(x > 0)))
     total, count = g(np.ones(3))
     assert type(total) is np.float64 and type(count) is np.int64
+
+
+def _cached_plans(f):
+    """Weak references to the graphs and plans ``f`` keeps cached (a method's per-instance
+    traces included)."""
+    fs = [f] + [bound for _, bound in f._bound.values()]
+    return [weakref.ref(getattr(t, name)) for g in fs for t in g._cache.values()
+            for name in ("graph", "plan")]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: fg.function(lambda x, y: fg.tanh(x * y).sum()),
+    lambda: fg.function(fg.grad(lambda x, y: fg.sum(fg.tanh(x * y) ** 2))),
+    lambda: fg.function(fg.grad(
+        lambda x, y: fg.sum(fg.grad(lambda x: fg.sum(fg.sin(x) * y))(x) ** 2))),
+], ids=["plain", "grad", "grad_of_grad"])
+def test_clear_cache_releases_the_traces_and_the_next_call_retraces(make):
+    f = make()
+    x, y = np.linspace(-1, 1, 6), np.linspace(0.5, 2, 6)
+    want = f(x, y)
+    f(x[:3], y[:3])
+    f(x.astype(np.float32), y.astype(np.float32))
+    assert f.cache_size == 3 and f.trace_count == 3
+    refs = _cached_plans(f)
+    assert len(refs) == 6
+    f.clear_cache()
+    gc.collect()
+    assert f.cache_size == 0
+    assert [r() for r in refs] == [None] * 6          # graphs, plans (and their buffers) freed
+    np.testing.assert_array_equal(f(x, y), want)
+    assert f.trace_count == 4 and f.cache_size == 1   # one retrace, cached again
+    np.testing.assert_array_equal(f(x, y), want)
+    assert f.trace_count == 4
+    with pytest.raises(AttributeError):
+        f.cache_size = 0
+
+
+def test_clear_cache_on_methods_per_instance_and_through_the_class():
+    a, b = _Scaler(2.0), _Scaler(3.0)
+    a.forward(np.ones(2))
+    a.forward(np.ones(3))
+    b.forward(np.ones(2))
+    assert (a.forward.cache_size, b.forward.cache_size) == (2, 1)
+    assert _Scaler.forward.cache_size >= 3             # (other tests' live instances too)
+    a_refs = _cached_plans(a.forward.function)
+    a.forward.clear_cache()                            # this instance's traces only
+    gc.collect()
+    assert [r() for r in a_refs] == [None] * 4
+    assert (a.forward.cache_size, b.forward.cache_size) == (0, 1)
+    np.testing.assert_array_equal(a.forward(np.ones(2)), [2.0, 2.0])
+    assert a.forward.trace_count == 3
+    held = b.forward                                   # a BoundFunction handed out earlier
+    b_refs = _cached_plans(b.forward.function)
+    _Scaler.forward.clear_cache()                      # every instance's
+    gc.collect()
+    assert [r() for r in b_refs] == [None] * 2
+    assert _Scaler.forward.cache_size == 0 and held.cache_size == 0
+    np.testing.assert_array_equal(held(np.ones(2)), [3.0, 3.0])
+    np.testing.assert_array_equal(b.forward(np.ones(2)), [3.0, 3.0])
+    assert b.forward.trace_count == 2 and b.forward.cache_size == 1
+
+
+def test_clear_caches_clears_every_live_function_and_keeps_none_alive():
+    f = fg.function(lambda x: x * 2)
+    g = fg.function(fg.grad(lambda x: fg.sum(x ** 3)))
+    a = _Scaler(5.0)
+    f(np.ones(2))
+    g(np.ones(2))
+    a.forward(np.ones(2))
+    refs = _cached_plans(f) + _cached_plans(g) + _cached_plans(a.forward.function)
+    fg.clear_caches()
+    gc.collect()
+    assert f.cache_size == g.cache_size == a.forward.cache_size == 0
+    assert [r() for r in refs] == [None] * 6
+    np.testing.assert_array_equal(g(np.ones(2)), [3.0, 3.0])
+    assert g.trace_count == 2
+    # the registry of live functions holds them weakly
+    h = fg.function(lambda x: x + 1)
+    h(np.ones(2))
+    dead = weakref.ref(h)
+    del h
+    gc.collect()
+    assert dead() is None
+    fg.clear_caches()

@@ -69,6 +69,26 @@ def test_one_function_from_many_threads():
             np.testing.assert_array_equal(got_g, want_g)
 
 
+def test_clearing_a_function_while_other_threads_run_it():
+    # a run in progress keeps the plan it started with; the next call traces again
+    X, W = _data(3)
+    step = fg.function(fg.value_and_grad(lambda w, x: fg.sum(fg.tanh(fg.matmul(x, w)) ** 2)))
+    want_loss, want_g = step(W, X)
+
+    def work(i):
+        if i == 0:
+            step.clear_cache()
+        elif i == 1:
+            fg.clear_caches()
+        return step(W, X)
+
+    for per_thread in _in_threads(work):
+        for got_loss, got_g in per_thread:
+            assert got_loss == want_loss
+            np.testing.assert_array_equal(got_g, want_g)
+    assert step.trace_count > 2 and step.cache_size == 1
+
+
 def test_eager_backward_into_a_shared_parameter():
     X, W0 = _data(2)
     xs = [X + i for i in range(N_THREADS)]

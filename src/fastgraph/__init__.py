@@ -40,5 +40,5 @@ from .static import (Graph, Node, Session, Variable, assign, assign_add, constan
                      get_default_graph, global_variables_initializer, gradients, group,
                      name_scope, placeholder, reset_default_graph, trainable_variables,
                      variables_initializer)
-from .static.function import function
+from .static.function import clear_caches, function
 from . import train, errors

@@ -10,6 +10,10 @@ signature (argument shapes and dtypes), compile it with the full pass pipeline, 
 Composes with the transforms: ``fg.function(fg.grad(f))`` traces ``fg.grad(f)`` with placeholder
 arguments, and the transforms, given Nodes, differentiate symbolically (:func:`static_value_and_grad`).
 
+Each signature's trace (graph, plan and the plan's buffers) is kept until ``f.clear_cache()``
+(JAX's name) or ``fg.clear_caches()`` (every live ``fg.function``) drops it; ``f.cache_size``
+counts them.
+
 ``donate_argnums`` (JAX's name and meaning): the caller hands those arguments' arrays over, and an
 output of the same shape and dtype may be written into one instead of a new array.  A training step
 returning its updated parameters then updates them in place::
@@ -41,7 +45,7 @@ from .node import NODE_TYPES, PLACEHOLDER, Node, as_node
 from .session import Session, _flatten
 from .variables import Variable, _make_assign, placeholder
 
-__all__ = ["function", "static_value_and_grad"]
+__all__ = ["function", "clear_caches", "static_value_and_grad"]
 
 
 #: Python scalars stay *weak* (NumPy 2 / JAX promotion: ``float32_array * 2.0`` is float32,
@@ -152,6 +156,22 @@ def _donatable(v, dtype, shared: bool) -> np.ndarray:
     return np.array(v, dtype=dtype, order="C")
 
 
+#: weak references to every Function (``clear_caches``); a dead one removes its own reference.
+#: A set of refs rather than a WeakSet: set.add / copy / discard are each one step under the GIL,
+#: so a thread creating a Function cannot break another thread's walk over the live ones.
+_live: set = set()
+
+
+def clear_caches() -> None:
+    """Drop the cached traces of every live ``fg.function`` (``jax.clear_caches``): each one's
+    next call per signature traces and compiles again (a call in progress finishes on the plan
+    it started with)."""
+    for ref in _live.copy():
+        f = ref()
+        if f is not None:
+            f.clear_cache()
+
+
 class Function:
     """A traced function: ``__call__`` runs the cached plan of the arguments' signature."""
 
@@ -168,6 +188,24 @@ class Function:
         self.trace_count = 0
         self._bound: dict = {}    # id(instance) -> (weakref to it, its Function): methods
         self._warned_unbindable = False
+        _live.add(weakref.ref(self, _live.discard))
+
+    def clear_cache(self) -> None:
+        """Drop every cached trace (graph, plan, buffers); the next call of each signature
+        traces again (``trace_count`` keeps counting).  On a method read through the class
+        (``Cls.method.clear_cache()``) every instance's traces go too; through an instance,
+        that instance's.  Safe while other threads call: a run in progress holds its plan
+        until it returns; the memory goes after the last such run, at the next garbage
+        collection (a graph holds reference cycles)."""
+        self._cache.clear()
+        for _, bound in list(self._bound.values()):
+            bound.clear_cache()
+
+    @property
+    def cache_size(self) -> int:
+        """How many traces are cached (one per signature called; ``clear_cache`` empties it).
+        ``trace_count`` counts traces ever made, including uncached ones."""
+        return len(self._cache) + sum([b.cache_size for _, b in list(self._bound.values())])
 
     def _donated_positions(self, n_args: int) -> list[int]:
         pos = []
@@ -352,7 +390,7 @@ def _call_method(fun, ref, *args, **kwargs):
 class BoundFunction:
     """``instance.method`` for an ``@fg.function`` method: holds the instance (as a bound method
     does) and calls the instance's traced function (``.function``: ``trace_count``,
-    ``explain`` and the rest are read through)."""
+    ``cache_size``, ``clear_cache``, ``explain`` and the rest are read through)."""
     __slots__ = ("__self__", "function")
 
     def __init__(self, obj, function: Function) -> None:
