@@ -172,3 +172,16 @@ def test_numpy_array_in_a_static_graph():
     value, grad = fg.Session(graph=g).run([y, gx], {x: np.array([1.0, 2.0])})
     assert value == 9.0
     np.testing.assert_array_equal(grad, [8.0, 4.0])
+
+
+@pytest.mark.parametrize("method", ["flatten", "copy", "clone"])
+def test_copying_methods_do_not_alias_and_pass_the_gradient(method):
+    t = fg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    c = getattr(t, method)()
+    assert not np.shares_memory(c.data, t.data)
+    fg.sum(c * c).backward()
+    np.testing.assert_array_equal(t.grad.data, 2 * t.data)
+    plain = fg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    d = getattr(plain, method)()
+    d[0] = 9.0                      # NumPy's flatten/copy: the original is unchanged
+    assert plain.data[0, 0] == 1.0

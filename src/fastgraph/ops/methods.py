@@ -62,7 +62,9 @@ class OpMethods:
     def squeeze(self, axis=None): return F.squeeze(self, axis)
     def expand_dims(self, axis): return F.expand_dims(self, axis)
     def ravel(self): return F.ravel(self)
-    def flatten(self): return F.ravel(self)
+    def flatten(self): return F.copy(F.ravel(self))  # NumPy's flatten copies; ravel may view
+    def copy(self): return F.copy(self)
+    def clone(self): return F.copy(self)  # PyTorch's name (the gradient passes through)
     def clip(self, a_min=None, a_max=None): return F.clip(self, a_min, a_max)
     def dot(self, other): return F.dot(self, other)
     def exp(self): return F.exp(self)
