@@ -389,7 +389,8 @@ def test_concatenate_gradient_with_a_plain_list_before_the_tensor():
 
 
 @pytest.mark.parametrize("call", [
-    lambda t: np.sum(t, 0, np.float32),        # NumPy's positional dtype
+    lambda t: fg.sum(t, 0, np.float32),        # NumPy's positional dtype (np.sum reads it as
+                                               # dtype: test_numpy_keyword_names.py)
     lambda t: fg.mean(t, 0, "no"),
     lambda t: fg.var(t, 0, None),
 ])

@@ -72,27 +72,145 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     return result
 
 
-_SIGNATURES: dict = {}
+# NumPy's keyword names that fastgraph spells differently (NumPy 2.1's ``np.clip(a, min=, max=)``
+# aliases; ``np.reshape``'s ``newshape=`` before 2.1's ``shape=``).  The first parameter (NumPy's
+# ``a``, ``array``, ``ary``..., fastgraph's ``x``) and positional-only ones pair by position, every
+# other parameter by its name.  A NumPy parameter with no fastgraph counterpart (``dtype``,
+# ``out``, ``order``, ``initial``...) makes the call run as plain NumPy.
+_RENAMED = {"min": "a_min", "max": "a_max", "newshape": "shape"}
+_P = inspect.Parameter
+_POSITIONAL = (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)
+_ANY_NUMBER = 1 << 30
 
 
-def _takes(fn, args, kwargs) -> bool:
-    """Whether fastgraph's ``fn`` takes these arguments (NumPy's forms it does not take --
-    ``dtype=``, ``out=``, one-argument ``where`` -- run as plain NumPy instead).  Checked by
-    binding the signature, so a ``TypeError`` raised *inside* the op still reaches the user."""
-    sig = _SIGNATURES.get(fn)
-    if sig is None:
-        sig = _SIGNATURES[fn] = inspect.signature(fn)
+class _Plan:
+    """How a NumPy function's arguments become its fastgraph function's (one per pair)."""
+    __slots__ = ("np_sig", "np_kinds", "fg_sig", "fg_params", "target", "n_fast", "n_required",
+                 "direct", "renamed", "rename_targets")
+
+    def __init__(self, func, fn):
+        self.fg_sig = inspect.signature(fn)
+        self.fg_params = list(self.fg_sig.parameters.values())
+        self.n_required = sum(1 for p in self.fg_params
+                              if p.kind in _POSITIONAL and p.default is _P.empty)
+        try:
+            self.np_sig = inspect.signature(func)
+        except (TypeError, ValueError):  # no signature known: fastgraph's names only, as given
+            self.np_sig, self.n_fast, self.direct = None, 0, {}
+            return
+        np_params = list(self.np_sig.parameters.values())
+        self.np_kinds = {p.name: p.kind for p in np_params}
+        fg_by_name = {p.name: p for p in self.fg_params if p.kind is not _P.VAR_KEYWORD}
+        self.target = {}  # NumPy's name -> fastgraph's Parameter
+        for i, p in enumerate(np_params):
+            if p.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD):
+                continue
+            if i == 0 or p.kind is _P.POSITIONAL_ONLY:
+                if i < len(self.fg_params) and self.fg_params[i].kind in _POSITIONAL:
+                    self.target[p.name] = self.fg_params[i]
+                continue
+            q = fg_by_name.get(_RENAMED.get(p.name, p.name))
+            if q is not None and (q.kind is not _P.POSITIONAL_ONLY):
+                self.target[p.name] = q
+        self.renamed = frozenset(n for n in self.target if n in _RENAMED)
+        self.rename_targets = frozenset(n for n in self.np_kinds if n in _RENAMED.values()
+                                        ) if self.renamed else frozenset()
+        # positional arguments NumPy and fastgraph read alike: passed on untouched
+        self.n_fast = 0
+        for i, p in enumerate(np_params):
+            q = self.fg_params[i] if i < len(self.fg_params) else None
+            if p.kind is _P.VAR_POSITIONAL:  # np.einsum(*operands): fastgraph's must take any
+                rest = self.fg_params[i:]
+                if any(r.kind is _P.VAR_POSITIONAL for r in rest) and all(
+                        r.kind in _POSITIONAL for r in rest[:-1]):
+                    self.n_fast = _ANY_NUMBER
+                break
+            if q is None or p.kind not in _POSITIONAL or self.target.get(p.name) is not q \
+                    or q.kind is _P.KEYWORD_ONLY:
+                break
+            self.n_fast = i + 1
+            if q.kind is _P.VAR_POSITIONAL:  # np.reshape(a, shape) -> fg.reshape(x, *shape)
+                break
+        # keywords both spell alike: NumPy's position (past the untouched positional ones)
+        self.direct = {}
+        for name, q in self.target.items():
+            kind = self.np_kinds[name]
+            if name == q.name and kind is not _P.POSITIONAL_ONLY and q.kind in (
+                    _P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY):
+                self.direct[name] = (list(self.np_kinds).index(name)
+                                     if kind is _P.POSITIONAL_OR_KEYWORD else _ANY_NUMBER)
+
+    def translate(self, args, kwargs):
+        """fastgraph's ``(args, kwargs)`` for NumPy's, or None where fastgraph has no such form."""
+        n = len(args)
+        if self.n_required <= n <= self.n_fast and all(
+                self.direct.get(k, -1) >= n for k in kwargs):
+            return args, kwargs  # the common case: nothing to rename
+        if self.np_sig is None:
+            return _binds(self.fg_sig, args, kwargs)
+        try:
+            given = self.np_sig.bind(*args, **kwargs).arguments
+        except TypeError:
+            return None  # not a valid NumPy call either: NumPy reports it
+        if self.renamed and not self.renamed.isdisjoint(given) \
+                and not self.rename_targets.isdisjoint(given):
+            return None  # np.clip(a, a_min=0, max=1): NumPy's to refuse
+        values = {}
+        for name, value in given.items():
+            q = self.target.get(name)
+            if q is None:
+                if self.np_kinds[name] is _P.VAR_KEYWORD and not value:
+                    continue
+                return None  # dtype=, out=, order=, np.einsum's operands with optimize=...
+            if q.name in values:
+                return None
+            values[q.name] = value
+        args, kwargs, gap = [], {}, False
+        for q in self.fg_params:
+            if q.name not in values:
+                gap = gap or q.kind in _POSITIONAL
+            elif q.kind is _P.VAR_POSITIONAL:  # NumPy's one value: np.reshape's shape
+                if gap:
+                    return None
+                args.append(values[q.name])
+            elif q.kind in _POSITIONAL and not gap:
+                args.append(values[q.name])
+            elif q.kind is _P.POSITIONAL_ONLY:
+                return None
+            else:
+                kwargs[q.name] = values[q.name]
+        return _binds(self.fg_sig, args, kwargs)
+
+
+def _binds(sig, args, kwargs):
+    """``(args, kwargs)`` when the signature binds them, else None: a ``TypeError`` raised
+    *inside* the op still reaches the user."""
     try:
         sig.bind(*args, **kwargs)
     except TypeError:
-        return False
-    return True
+        return None
+    return args, kwargs
+
+
+_PLANS: dict = {}
+
+
+def numpy_call_to_fastgraph(func, fn, args, kwargs):
+    """NumPy's ``func(*args, **kwargs)`` as arguments for fastgraph's ``fn``: ``(args, kwargs)``
+    in fastgraph's names (``np.sum(a=t)`` -> ``((), {"x": t})``), or None where ``fn`` does not
+    take that form (``dtype=``, ``out=``, one-argument ``where``...): plain NumPy's then."""
+    plan = _PLANS.get((func, fn))
+    if plan is None:
+        plan = _PLANS[(func, fn)] = _Plan(func, fn)
+    return plan.translate(args, kwargs)
 
 
 def array_function(func, types, args, kwargs):
     fn = FUNCTIONS.get(func)
-    if fn is not None and _takes(fn, args, kwargs):
-        return fn(*args, **kwargs)
+    if fn is not None:
+        call = numpy_call_to_fastgraph(func, fn, args, kwargs)
+        if call is not None:
+            return fn(*call[0], **call[1])
     return func(*_unwrap(args), **_unwrap_kwargs(kwargs))
 
 
