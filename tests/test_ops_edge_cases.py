@@ -328,6 +328,68 @@ def test_det_second_derivative_matches_torch(a):
     np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-9, atol=1e-12)
 
 
+_SLOGDET_A = np.array([[2.0, 0.5, 0.1], [0.3, -1.5, 0.2], [0.0, 0.4, 1.1]])  # det < 0
+
+
+def _check_slogdet_result(r, a=_SLOGDET_A):
+    """NumPy's ``SlogdetResult``: the name, the fields, unpacking, NumPy's values."""
+    want = np.linalg.slogdet(a)
+    assert type(r).__name__ == type(want).__name__ == "SlogdetResult"
+    assert isinstance(r, tuple) and r._fields == want._fields == ("sign", "logabsdet")
+    sign, logabsdet = r
+    assert sign is r.sign and logabsdet is r.logabsdet and r[0] is sign and r[1] is logabsdet
+    np.testing.assert_allclose(np.asarray(r.logabsdet, dtype=float), want.logabsdet, rtol=1e-14)
+    np.testing.assert_array_equal(np.asarray(r.sign, dtype=float), want.sign)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "eager", "np.linalg-on-tensor"])
+def test_slogdet_returns_numpys_namedtuple(kind):
+    if kind == "numpy":
+        _check_slogdet_result(fg.linalg.slogdet(_SLOGDET_A))
+        return
+    x = fg.tensor(_SLOGDET_A, requires_grad=True)
+    r = fg.linalg.slogdet(x) if kind == "eager" else np.linalg.slogdet(x)
+    _check_slogdet_result(r)
+    assert isinstance(r.logabsdet, fg.Tensor) and not r.sign.requires_grad
+    r.logabsdet.backward()
+    np.testing.assert_allclose(x.grad.data, np.linalg.inv(_SLOGDET_A).T, rtol=1e-12)
+
+
+def test_slogdet_returns_numpys_namedtuple_in_a_static_graph():
+    g = fg.Graph()
+    with g.as_default():
+        p = fg.placeholder(np.float64, (3, 3))
+        r = fg.linalg.slogdet(p)
+        assert type(r).__name__ == "SlogdetResult"
+        assert r.sign.op.name == "signdet" and r.logabsdet.op.name == "logabsdet"
+        with fg.Session() as sess:
+            _check_slogdet_result(sess.run(r, {p: _SLOGDET_A}))   # the structure comes back
+            logabsdet = sess.run(r.logabsdet, {p: _SLOGDET_A})
+    np.testing.assert_allclose(logabsdet, np.linalg.slogdet(_SLOGDET_A).logabsdet, rtol=1e-14)
+
+
+def test_slogdet_returns_numpys_namedtuple_under_fg_function():
+    whole = fg.function(lambda a: fg.linalg.slogdet(a))
+    _check_slogdet_result(whole(_SLOGDET_A))
+    _check_slogdet_result(whole(fg.tensor(_SLOGDET_A)))
+    field = fg.function(lambda a: fg.linalg.slogdet(a).logabsdet * 2.0)
+    np.testing.assert_allclose(field(_SLOGDET_A), 2 * np.linalg.slogdet(_SLOGDET_A).logabsdet,
+                               rtol=1e-14)
+    g = fg.grad(lambda a: fg.linalg.slogdet(a).logabsdet)(_SLOGDET_A)
+    np.testing.assert_allclose(g, np.linalg.inv(_SLOGDET_A).T, rtol=1e-12)
+    jac = fg.jacobian(lambda a: fg.linalg.slogdet(a))(_SLOGDET_A)
+    assert type(jac).__name__ == "SlogdetResult"
+    np.testing.assert_allclose(jac.logabsdet, np.linalg.inv(_SLOGDET_A).T, rtol=1e-12)
+
+
+def test_slogdet_result_through_numpys_fallback():
+    # a NumPy form fastgraph does not take unwraps the namedtuple's Tensors (plain NumPy)
+    r = fg.linalg.slogdet(fg.tensor(_SLOGDET_A))
+    got = np.stack(r, dtype=np.float32)
+    assert type(got) is np.ndarray and got.dtype == np.float32
+    np.testing.assert_allclose(got, np.stack(np.linalg.slogdet(_SLOGDET_A)), rtol=1e-6)
+
+
 def test_std_second_derivative_is_finite_at_constant_input():
     x = fg.tensor(np.ones(3), requires_grad=True)
     (g,) = fg.autograd.grad(fg.std(x), [x], create_graph=True)

@@ -32,6 +32,8 @@ def _unwrap(x):
     if isinstance(x, Tensor):
         return x.data
     if isinstance(x, (list, tuple)):
+        if hasattr(x, "_fields"):  # a namedtuple (fg.linalg.slogdet's SlogdetResult)
+            return type(x)(*[_unwrap(v) for v in x])
         return type(x)(_unwrap(v) for v in x)
     return x
 

@@ -1,6 +1,8 @@
 """Linear algebra: matmul (batched, ``@``), dot, outer, einsum, and ``fg.linalg``."""
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
 from . import _shapes
@@ -261,9 +263,17 @@ _signdet_op = defop("signdet", lambda a: np.linalg.slogdet(a)[0], None,
                     differentiable=False)
 
 
+class SlogdetResult(NamedTuple):
+    """What ``slogdet`` returns: NumPy's ``SlogdetResult`` (``.sign``, ``.logabsdet``; unpacks
+    as ``sign, logabsdet``), holding Tensors, graph Nodes or NumPy values."""
+    sign: Any
+    logabsdet: Any
+
+
 def slogdet(a):
-    """``(sign, log|det|)`` of a (batched) matrix; ``log|det|`` is differentiable."""
-    return apply(_signdet_op, (a,), {}), apply(_logabsdet_op, (a,), {})
+    """``SlogdetResult(sign, logabsdet)`` of a (batched) matrix, NumPy's namedtuple:
+    ``log|det|`` is differentiable, the sign is not."""
+    return SlogdetResult(apply(_signdet_op, (a,), {}), apply(_logabsdet_op, (a,), {}))
 
 
 inv.op, solve.op, det.op, adjugate.op = _inv_op, _solve_op, _det_op, _adjugate_op
