@@ -25,6 +25,8 @@ mark above the level before the call (Linux ``/proc/self/clear_refs``), in MB.
 
 Method: ``benchmarks._timing.compare`` (interleaved rounds, medians, one warm-up call, which
 absorbs JIT compilation); every candidate's result is checked against NumPy's first.
+Targets (``TARGETS``, ``FLOOR_TARGETS``): forward and forward+grad at most XLA's time
+(``tf.function(jit_compile=True)``); the forward at most 1.5x the memory floor.
 
 The dated measurements are in docs/measurements.md.
 
@@ -58,6 +60,10 @@ from benchmarks._timing import (  # noqa: E402
 N_FULL = 10_000_000
 N_QUICK = 1_000_000
 TORCH_COMPILE_LIMIT_S = 60
+#: fastgraph's time / the peer's, at most, on both workloads
+TARGETS = {"tensorflow_xla": 1.0}
+#: fastgraph's time / the memory floor, at most, by workload (``memory_floor``)
+FLOOR_TARGETS = {"forward": 1.5}
 
 
 def make_inputs(n: int, seed: int = 0) -> tuple[np.ndarray, ...]:
@@ -324,6 +330,19 @@ def memory_floor(res, arrays: int, n: int) -> dict[str, Any]:
             "floor_s": floor_s, "ratio": ratios, "paired_ratio": paired}
 
 
+def floor_row(res, floor: dict[str, Any], arrays: int, target: float | None) -> dict[str, Any]:
+    """The suite's summary row (``fastgraph.cli.bench.headline``) of fastgraph against the memory
+    floor of ``res`` (``memory_floor(res, arrays, n)``); the fastest rounds' ratio from the
+    fastest candidate round over the fastest probe round."""
+    fg_stats = res.stats["fastgraph"]
+    floor_min_s = res.stats[FLOOR_PROBE].min * arrays / _PROBE_ARRAYS
+    return {"case": res.name, "fastgraph": "fastgraph", "peer": "memory floor",
+            "fastgraph_s": fg_stats.median, "peer_s": floor["floor_s"],
+            "fastgraph_min_s": fg_stats.min, "peer_min_s": floor_min_s,
+            "ratio": floor["ratio"]["fastgraph"], "ratio_min": fg_stats.min / floor_min_s,
+            "ratio_paired": floor["paired_ratio"]["fastgraph"], "target": target}
+
+
 def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -> dict[str, Any]:
     n = N_QUICK if quick else N_FULL
     rounds = 3 if quick else 7
@@ -419,10 +438,31 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
                   f"{fg_['ratio'][k]:>11.2f}{fg_['paired_ratio'][k]:>12.2f}"
                   f"{(f'{pf:.0f}' if pf is not None else 'n/a'):>13}"
                   f"{(f'{pg:.0f}' if pg is not None else 'n/a'):>14}")
+        for res in (r_fwd, r_grd):
+            for peer, target in TARGETS.items():
+                if reference == "fastgraph" and peer in res.stats:
+                    r = res.ratio("fastgraph", peer)
+                    print(f"  {res.name}: fastgraph/{peer} = {r:.3f} "
+                          f"({'meets' if r <= target else 'MISSES'} the target of {target}x)")
+        for kind, target in FLOOR_TARGETS.items():
+            if "fastgraph" in fwd:
+                r = floors[kind]["ratio"]["fastgraph"]
+                rp = floors[kind]["paired_ratio"]["fastgraph"]
+                print(f"  {kind}: fastgraph/floor = {r:.3f} ({'meets' if r <= target else 'MISSES'}"
+                      f" the target of {target}x; median of per-round ratios {rp:.3f})")
+    # Summary rows (fastgraph.cli.bench.headline): the peer targets ride on the results, the
+    # floor (timed beside the candidates, not one of them) gets rows of its own.
+    floor_rows = []
+    if "fastgraph" in fwd:
+        floor_rows = [floor_row(r_fwd, floors["forward"], _FORWARD_ARRAYS,
+                                FLOOR_TARGETS.get("forward")),
+                      floor_row(r_grd, floors["forward_grad"], _GRAD_ARRAYS,
+                                FLOOR_TARGETS.get("forward_grad"))]
     return {
         "benchmark": "fused",
         "quick": quick,
-        "results": [r_fwd.to_dict(), r_grd.to_dict()],
+        "results": [{**r.to_dict(), "targets": dict(TARGETS)} for r in (r_fwd, r_grd)],
+        "headline_extra": floor_rows,
         "missing": missing,
         "skipped": skipped,
         "not_candidates": [FLOOR_PROBE],

@@ -196,7 +196,7 @@ def tape_benchmark(label: str, shape: tuple, n: int, rounds: int,
                  "peer_s": per_op[k]["total_us"] * 1e-6, "ratio": r,
                  "fastgraph_min_s": min_total["fastgraph"], "peer_min_s": min_total[k],
                  "ratio_min": ratios_min[k],
-                 "target": TARGETS.get(k) if shape == () else None}
+                 "target": TARGETS.get(k)}
                 for k, r in ratios.items()]
     return {
         "headline": headline,

@@ -10,7 +10,8 @@ Why it matters: small-vector models (per-sample parameters, small RNN cells, phy
 in this regime; it shows whether the eager engine's overhead is hidden behind NumPy's own.
 
 Method: as ``bench_tape_scalar`` (interleaved rounds via ``benchmarks._timing.compare``, GC on;
-backward timed inside the forward+backward calls; reported per operation).
+backward timed inside the forward+backward calls; reported per operation).  Targets: the scalar
+chain's (``bench_tape_scalar.TARGETS``), on the total per op.
 
 Measured (2-core AMD EPYC KVM guest shared with other jobs, load ~2.5; Python 3.11.7, NumPy
 2.4.6, torch 2.13.0+cpu; full size, 7 rounds, GC on), per op:

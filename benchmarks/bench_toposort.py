@@ -109,7 +109,9 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {
         "benchmark": "toposort",
         "quick": quick,
-        "results": [big.to_dict(), small.to_dict()],
+        # the target rides on its result, for the suite's summary rows
+        "results": [{**big.to_dict(), "targets": {"igraph": TARGET_RATIO_IGRAPH}},
+                    small.to_dict()],
         "missing": missing,
     }
     if "igraph" in big.stats:

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -156,3 +157,179 @@ def test_bad_arguments_are_usage_errors_before_any_work(tmp_path, args, message)
 def test_thread_counts_out_of_range_are_rejected(n):
     with pytest.raises(ValueError, match="positive integer up to"):
         fg.set_num_threads(n)
+
+
+# ---- targets in the summary ------------------------------------------------------------------
+# Every benchmark module with a speed target must put it into the suite's summary rows
+# (``fastgraph.cli.bench.headline``), from its own target constants.  Each module runs here in
+# process, ``--quick``, with one timed round, its peers faked by cheap stand-ins (so the test
+# does not depend on which peers are installed): what is checked is the bookkeeping, not speed.
+
+def _fake_module(name: str, **attrs):
+    import types
+    mod = types.ModuleType(name)
+    mod.__dict__.update(attrs)
+    return mod
+
+
+def _patch_bench(monkeypatch, mod, fakes: dict):
+    """One timed round per comparison, no settling pause; ``peers`` answers with ``fakes``."""
+    real_compare = mod.compare
+
+    def compare(name, candidates, **kw):
+        kw.update(rounds=1, number=1, settle=0.0)
+        return real_compare(name, candidates, **kw)
+
+    def peers(*names):
+        return ({n: fakes[n] for n in names if n in fakes}, [n for n in names if n not in fakes])
+
+    monkeypatch.setattr(mod, "compare", compare)
+    monkeypatch.setattr(mod, "peers", peers)
+
+
+def _setup_tape(monkeypatch, mods):
+    ts = mods["bench_tape_scalar"]
+    # the peers run fastgraph's own chain: same gradients, and `import torch` finds a stand-in
+    monkeypatch.setitem(sys.modules, "torch", _fake_module("torch", set_num_threads=lambda n: None))
+    for peer in ("torch", "autograd"):
+        monkeypatch.setitem(ts.BUILDERS, peer, ts._fastgraph_fns)
+    _patch_bench(monkeypatch, ts, {"torch": sys.modules["torch"], "autograd": object()})
+    return Counter(("fastgraph", k, t) for k, t in ts.TARGETS.items())
+
+
+def _setup_mlp(monkeypatch, mods):
+    m = mods["bench_mlp"]
+    monkeypatch.setitem(sys.modules, "torch", _fake_module("torch", set_num_threads=lambda n: None))
+    monkeypatch.setattr(m, "torch_step_fn", m.numpy_step_fn)
+    _patch_bench(monkeypatch, m, {"torch": sys.modules["torch"]})
+    return Counter((a, b, t) for (a, b), t in m.TARGETS.items())
+
+
+def _setup_call_overhead(monkeypatch, mods):
+    m = mods["bench_call_overhead"]
+    for maker in ("_jax", "_tf1"):
+        monkeypatch.setattr(m, maker, lambda: m._reference)
+    _patch_bench(monkeypatch, m, {"jax": object(), "tensorflow": object()})
+    return Counter(("fastgraph", k, t) for k, t in m.TARGETS.items())
+
+
+def _setup_toposort(monkeypatch, mods):
+    m = mods["bench_toposort"]
+
+    class Graph:
+        def __init__(self, n, edges, directed):
+            pass
+
+        def topological_sorting(self):
+            return None
+
+    _patch_bench(monkeypatch, m, {"igraph": _fake_module("igraph", Graph=Graph)})
+    return Counter([("fastgraph", "igraph", m.TARGET_RATIO_IGRAPH)])
+
+
+def _setup_compile(monkeypatch, mods):
+    m = mods["bench_compile"]
+
+    def maker(first_s):
+        return lambda n, xv: (first_s, np.zeros(m.SIZE), lambda: None)
+
+    monkeypatch.setattr(m, "_fastgraph", maker(0.01))
+    monkeypatch.setattr(m, "_tf1", maker(1.0))
+    monkeypatch.setattr(m, "_jax", maker(1.0))
+    monkeypatch.setattr(m, "_fastgraph_train", lambda n_vars: (0.1, 1e-3))
+    _patch_bench(monkeypatch, m, {"jax": object(), "tensorflow": object()})
+    return Counter(("fastgraph", peer, t) for (peer, _, _), t in m.TARGETS.items())
+
+
+def _setup_fused(monkeypatch, mods):
+    m = mods["bench_fused"]
+    monkeypatch.setattr(m, "N_QUICK", 20_000)
+    monkeypatch.setattr(m, "tensorflow_fns", lambda tf, threads=None: (
+        m.np_forward, m.np_grad, lambda arrays: arrays))
+    _patch_bench(monkeypatch, m, {"tensorflow": object()})
+    # both workloads against each peer target; the floor rows, targets by workload
+    return (Counter({("fastgraph", k, t): 2 for k, t in m.TARGETS.items()})
+            + Counter(("fastgraph", "memory floor", t) for t in m.FLOOR_TARGETS.values()))
+
+
+def _setup_fused_vm(monkeypatch, mods):
+    m = mods["bench_fused_vm"]
+    _patch_bench(monkeypatch, m, {})
+    return Counter([("fastgraph", "fastgraph_1thread", 1.0 / m.TARGET_THREAD_SPEEDUP)])
+
+
+_TARGET_SETUPS = {
+    "tape_scalar": ("bench_tape_scalar", _setup_tape),
+    "tape_vector": ("bench_tape_vector", _setup_tape),
+    "mlp": ("bench_mlp", _setup_mlp),
+    "call_overhead": ("bench_call_overhead", _setup_call_overhead),
+    "toposort": ("bench_toposort", _setup_toposort),
+    "compile": ("bench_compile", _setup_compile),
+    "fused": ("bench_fused", _setup_fused),
+    "fused_vm": ("bench_fused_vm", _setup_fused_vm),
+}
+
+
+@needs_suite
+def test_every_workload_with_targets_is_checked():
+    """A new benchmark module in the suite must be added to ``_TARGET_SETUPS`` (or be known to
+    set no target)."""
+    from fastgraph.cli import bench
+    assert set(bench.discover(BENCH_DIR)) <= set(_TARGET_SETUPS)
+
+
+@needs_suite
+@pytest.mark.parametrize("name", list(_TARGET_SETUPS))
+def test_summary_rows_carry_each_modules_targets(monkeypatch, name):
+    import importlib
+    from fastgraph.cli import bench
+    monkeypatch.syspath_prepend(str(REPO))
+    module, setup = _TARGET_SETUPS[name]
+    mods = {m: importlib.import_module(f"benchmarks.{m}")
+            for m in ("bench_tape_scalar", module) if (BENCH_DIR / f"{m}.py").is_file()}
+    expected = setup(monkeypatch, mods)
+    kwargs = {"threads": 2} if name == "fused_vm" else {}   # its target needs 2+ threads
+    out = mods[module].run(quick=True, verbose=False, **kwargs)
+    rows = bench.headline(name, out)
+    got = Counter((r["fastgraph"], r["peer"], r["target"]) for r in rows
+                  if r["target"] is not None)
+    assert got == expected, rows
+    for r in rows:
+        assert r["workload"] == name and r["ratio"] > 0
+    # each target shows in the summary table's last column ("<=" met, "!>" missed)
+    lines = bench.format_summary(rows).splitlines()[2:-1]
+    marked = [ln for ln in lines if ln.rstrip().split()[-1][:2] in ("<=", "!>")]
+    assert len(marked) == sum(expected.values()), "\n".join(lines)
+
+
+def test_headline_targets_from_results_and_extra_rows():
+    """The summary's contract with the modules that give no ``headline`` of their own."""
+    from fastgraph.cli import bench
+
+    def cand(t):
+        return {"median_s": t, "min_s": t, "max_s": t}
+
+    out = {"results": [
+        {"name": "w", "reference": "fastgraph", "targets": {"peer": 0.5, "fastgraph_1thread": 0.6},
+         "candidates": {"fastgraph": cand(1.0), "peer": cand(4.0), "other": cand(0.5),
+                        "fastgraph_1thread": cand(2.0), "fastgraph_x": cand(3.0),
+                        "probe": cand(1.0)},
+         "ratios": {"peer": 0.25, "other": 2.0, "fastgraph_1thread": 0.5,
+                    "fastgraph_x": 1 / 3, "probe": 1.0}},
+        {"name": "v", "reference": "fastgraph", "candidates": {"fastgraph": cand(1.0),
+                                                               "peer": cand(0.5)},
+         "ratios": {"peer": 2.0}}],
+        "not_candidates": ["probe"],
+        "headline_extra": [{"case": "w, floor", "fastgraph": "fastgraph", "peer": "memory floor",
+                            "fastgraph_s": 1.0, "peer_s": 0.5, "ratio": 2.0, "target": 1.5}]}
+    rows = bench.headline("bench", out)
+    got = {(r["case"], r["peer"]): r["target"] for r in rows}
+    assert got == {("bench: w", "peer"): 0.5, ("bench: w", "other"): None,
+                   ("bench: w", "fastgraph_1thread"): 0.6, ("bench: v", "peer"): None,
+                   ("w, floor", "memory floor"): 1.5}
+    table = bench.format_summary(rows)
+    assert "<=0.5" in table and "<=0.6" in table and "!>1.5" in table
+    # a module's own headline gets the extra rows as well
+    rows = bench.headline("bench", {"headline": [dict(out["headline_extra"][0], target=None)],
+                                    "headline_extra": out["headline_extra"]})
+    assert [r["target"] for r in rows] == [None, 1.5]

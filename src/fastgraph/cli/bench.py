@@ -3,7 +3,8 @@
 Runs the modules ``benchmarks/bench_*.py`` (each exposes ``run(quick=False, verbose=True) ->
 dict`` and uses the shared timing helper ``benchmarks._timing``: peers interleaved round by round,
 medians with min/max), then prints one summary: the ratio of fastgraph's median time to each
-peer's (< 1 means fastgraph is faster), and the memory floor where it applies.
+peer's (< 1 means fastgraph is faster) with the module's target for it where it sets one (see
+``headline``), and the memory floor where it applies.
 
 The benchmarks are not part of the installed package (they need the peers, and their package
 name ``benchmarks`` is too generic to install): they are found in the source checkout -- next to
@@ -149,10 +150,29 @@ def machine_facts() -> dict[str, Any]:
 
 # ---- summary ------------------------------------------------------------------------------------
 def headline(name: str, out: dict[str, Any]) -> list[dict[str, Any]]:
-    """Ratio rows (fastgraph / peer) of one benchmark's output: the module's own ``headline``
-    when it gives one, else every ratio of every result against non-fastgraph candidates."""
+    """Ratio rows (fastgraph / peer) of one benchmark's output, each with its ``target`` (the
+    ratio the module aims to stay at or under; None where it sets none):
+
+    * the module's own ``headline`` list of rows when it gives one;
+    * else every ratio of every result (``results``) against the non-fastgraph candidates; a
+      result's ``targets`` (peer -> target, from the module's target constants) fills the rows'
+      targets, and a fastgraph variant named there gets a row too (``fastgraph_1thread``: a
+      thread-scaling target);
+    * then the module's ``headline_extra`` rows: targets against something that is not a
+      candidate of one result (the memory floor timed beside the candidates, first-run times).
+    """
     if isinstance(out.get("headline"), list):
-        return [dict(r, workload=r.get("workload", name)) for r in out["headline"]]
+        rows = [dict(r) for r in out["headline"]]
+    else:
+        rows = _result_rows(name, out)
+    rows += [dict(r) for r in out.get("headline_extra") or ()]
+    for r in rows:
+        r.setdefault("workload", name)
+        r.setdefault("target", None)
+    return rows
+
+
+def _result_rows(name: str, out: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     probes = set(out.get("not_candidates", ()))     # reference rows timed beside the candidates
     for res in out.get("results", []):
@@ -160,8 +180,9 @@ def headline(name: str, out: dict[str, Any]) -> list[dict[str, Any]]:
         ref = res.get("reference", "fastgraph")
         if ref not in cands:
             continue
+        targets = res.get("targets") or {}
         for peer, ratio in (res.get("ratios") or {}).items():
-            if peer.startswith("fastgraph") or peer in probes:
+            if peer in probes or (peer.startswith("fastgraph") and peer not in targets):
                 continue
             case = str(res.get("name", name))
             if name.replace("_", " ").lower() not in case.replace("_", " ").lower():
@@ -172,7 +193,8 @@ def headline(name: str, out: dict[str, Any]) -> list[dict[str, Any]]:
                          "fastgraph_min_s": cands[ref]["min_s"],
                          "peer_min_s": cands[peer]["min_s"], "peer_max_s": cands[peer]["max_s"],
                          "ratio": ratio,
-                         "ratio_min": cands[ref]["min_s"] / cands[peer]["min_s"]})
+                         "ratio_min": cands[ref]["min_s"] / cands[peer]["min_s"],
+                         "target": targets.get(peer)})
     return rows
 
 
@@ -197,7 +219,7 @@ def format_summary(rows: list[dict[str, Any]]) -> str:
         target = r.get("target")
         mark = ""
         if target is not None:
-            mark = f"{'<=' if r['ratio'] <= target else '!>'}{target:g}"
+            mark = f"{'<=' if r['ratio'] <= target else '!>'}{target:.3g}"
         lines.append(f"{str(r.get('case', r['workload']))[:40]:<40} {r['fastgraph']:<19} "
                      f"{r['peer']:<16} {_fmt_s(r.get('fastgraph_s')):>10} "
                      f"{_fmt_s(r.get('peer_s')):>12} {r['ratio']:>7.3f}x "
