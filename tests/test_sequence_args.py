@@ -185,3 +185,30 @@ def test_copying_methods_do_not_alias_and_pass_the_gradient(method):
     d = getattr(plain, method)()
     d[0] = 9.0                      # NumPy's flatten/copy: the original is unchanged
     assert plain.data[0, 0] == 1.0
+
+
+def test_namedtuple_holding_tensors_is_packed_too():
+    t = fg.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    res = fg.linalg.slogdet(t)                  # SlogdetResult, a namedtuple
+    fg.sum(fg.add(res, 1.0)).backward()         # d log|det| / dA = inv(A).T
+    np.testing.assert_allclose(t.grad.data, np.linalg.inv(t.data).T, rtol=1e-15)
+    packed = fnp.array(fg.linalg.slogdet(t))
+    assert isinstance(packed, fg.Tensor) and packed.requires_grad
+
+
+@pytest.mark.parametrize("call,positional", [
+    (lambda u: fnp.sum(a=u * u), lambda u: fnp.sum(u * u)),
+    (lambda u: fnp.clip(u, min=0.0, max=1.5), lambda u: fnp.clip(u, 0.0, 1.5)),
+    (lambda u: fnp.mean(a=u, axis=0), lambda u: fnp.mean(u, 0)),
+])
+def test_fastgraph_numpy_takes_numpys_keyword_names(call, positional):
+    u = fg.tensor([1.0, 2.0], requires_grad=True)
+    out = call(u)
+    assert isinstance(out, fg.Tensor)
+    fg.sum(out).backward()
+    got = u.grad.data.copy()
+    v = fg.tensor([1.0, 2.0], requires_grad=True)
+    ref = positional(v)
+    fg.sum(ref).backward()
+    np.testing.assert_array_equal(out.data, ref.data)
+    np.testing.assert_array_equal(got, v.grad.data)

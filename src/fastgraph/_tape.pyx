@@ -779,10 +779,9 @@ cdef bint _holds_graph_value(object seq, int depth) except -1:
     for v in seq:
         if isinstance(v, TensorBase):
             return True
-        t = type(v)
-        if (t is list or t is tuple) and _holds_graph_value(v, depth + 1):
-            return True
-        if _other_kinds and t in _other_kinds:
+        if isinstance(v, (list, tuple)) and _holds_graph_value(v, depth + 1):
+            return True          # (a namedtuple too: slogdet's result)
+        if _other_kinds and type(v) in _other_kinds:
             return True
     return False
 
@@ -793,11 +792,10 @@ cdef tuple _pack_sequences(tuple args):
     itself when none does."""
     cdef list out = None
     cdef Py_ssize_t i
-    cdef object a, t
+    cdef object a
     for i in range(len(args)):
         a = args[i]
-        t = type(a)
-        if (t is list or t is tuple) and _holds_graph_value(a, 1):
+        if isinstance(a, (list, tuple)) and _holds_graph_value(a, 1):
             if out is None:
                 out = list(args)
             out[i] = _pack(a)
@@ -810,17 +808,16 @@ cpdef object apply(OpDef op, tuple args, object attrs):
     if op is None or args is None:    # (typed arguments accept None; the fields below do not)
         raise TypeError("apply: op must be an OpDef and args a tuple, not None")
     cdef bint has_tensor = False, has_sequence = False
-    cdef object a, t, applier = None
+    cdef object a, applier = None
     cdef tuple packed
     for a in args:
         if isinstance(a, TensorBase):
             has_tensor = True
             continue
-        t = type(a)
-        if t is list or t is tuple:
+        if isinstance(a, (list, tuple)):
             has_sequence = True
         elif _other_kinds:
-            applier = _other_kinds.get(t, applier)
+            applier = _other_kinds.get(type(a), applier)
     if has_sequence and _pack is not None:
         packed = _pack_sequences(args)
         if packed is not args:

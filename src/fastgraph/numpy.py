@@ -17,6 +17,7 @@ import numpy as _np
 
 from . import ops as _ops
 from .eager.tensor import Tensor as _Tensor
+from .eager.numpy_protocols import numpy_call_to_fastgraph as _to_fastgraph
 from .ops import *  # noqa: F401,F403  (the vocabulary, under NumPy names)
 from . import linalg  # noqa: F401
 from .static.node import NODE_TYPES as _NODE_TYPES
@@ -30,7 +31,7 @@ def _graph_value_in(values) -> bool:
         t = type(v)
         if t is _Tensor or t in _NODE_TYPES or isinstance(v, _Tensor):
             return True
-        if (t is list or t is tuple) and v and _graph_value_in(v):
+        if isinstance(v, (list, tuple)) and v and _graph_value_in(v):
             return True
     return False
 
@@ -39,6 +40,10 @@ def _numpy_for_plain_values(fg_fn, np_fn):
     @functools.wraps(fg_fn)
     def op(*args, **kwargs):
         if _graph_value_in(args) or (kwargs and _graph_value_in(kwargs.values())):
+            if kwargs:  # NumPy's spellings (np.sum(a=t), np.clip(t, min=0)) in fastgraph's
+                call = _to_fastgraph(np_fn, fg_fn, args, kwargs)
+                if call is not None:
+                    args, kwargs = call
             return fg_fn(*args, **kwargs)
         return np_fn(*args, **kwargs)
     return op
@@ -74,7 +79,7 @@ def array(object, dtype=None, *, copy: bool = True, **kwargs):
     if copy is False:
         raise ValueError("array: copy=False cannot be honoured for a Tensor or Node (NumPy 2 "
                          "raises the same way when a copy is needed); use asarray")
-    out = _ops.stack(object) if type(object) in (list, tuple) else _ops.copy(object)
+    out = _ops.stack(object) if isinstance(object, (list, tuple)) else _ops.copy(object)
     return out if dtype is None else _ops.astype(out, dtype)
 
 
@@ -86,7 +91,7 @@ def asarray(a, dtype=None, **kwargs):
     if kwargs:
         raise TypeError(f"asarray: {', '.join(sorted(kwargs))} not supported for a Tensor or "
                         f"Node (only dtype=)")
-    out = _ops.stack(a) if type(a) in (list, tuple) else a
+    out = _ops.stack(a) if isinstance(a, (list, tuple)) else a
     return out if dtype is None or _np.dtype(dtype) == out.dtype else _ops.astype(out, dtype)
 
 
