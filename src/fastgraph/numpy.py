@@ -12,6 +12,7 @@ versions do not all take.  With a Tensor or Node among the arguments the fastgra
 from __future__ import annotations
 
 import functools
+import sys as _sys
 
 import numpy as _np
 
@@ -99,8 +100,19 @@ _export("copy", _ops.copy)
 __all__ += ["array", "asarray", "copy"]
 
 
+# ``import fastgraph.numpy.random as npr`` (autograd's ``import autograd.numpy.random as npr``),
+# ``.linalg`` and ``.fft``: the modules ``np.random``, ``np.linalg`` and ``np.fft`` are here
+for _name, _mod in (("random", _np.random), ("linalg", linalg), ("fft", _np.fft)):
+    _sys.modules.setdefault(f"{__name__}.{_name}", _mod)
+del _name, _mod
+
+
 def __getattr__(name: str):
-    # everything fastgraph does not define is NumPy's
+    # everything fastgraph does not define is NumPy's -- but not ``__path__``: with NumPy's,
+    # ``import fastgraph.numpy.linalg`` loaded a second copy of ``numpy.linalg`` over the
+    # differentiable ``linalg`` (and ``.random`` a second ``numpy.random`` with its own seed)
+    if name == "__path__":
+        raise AttributeError(f"module {__name__!r} has no attribute '__path__'")
     return getattr(_np, name)
 
 
