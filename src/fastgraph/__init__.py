@@ -27,7 +27,8 @@ from .eager.tensor import Tensor, tensor
 from .eager.factories import (arange, eye, full, ones, ones_like, rand, randn, zeros,
                               zeros_like)
 from .eager.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .eager.transforms import grad, hessian, hvp, jacobian, value_and_grad
+from .eager.transforms import (elementwise_grad, grad, hessian, hessian_vector_product, hvp,
+                               jacobian, value_and_grad)
 
 float32 = __import__("numpy").float32
 float64 = __import__("numpy").float64

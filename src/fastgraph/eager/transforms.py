@@ -1,8 +1,14 @@
-"""Functional transforms in the HIPS-autograd / JAX style: ``grad value_and_grad jacobian hessian hvp``.
+"""Functional transforms in the HIPS-autograd / JAX style: ``grad value_and_grad elementwise_grad
+jacobian hessian hessian_vector_product hvp``.
 
 A transformed function takes and returns NumPy values, so it plugs straight into SciPy::
 
     scipy.optimize.minimize(fg.value_and_grad(loss), x0, jac=True)
+
+An argument differentiated may be a list, tuple or dict of arrays (autograd's list of ``(W, b)``
+pairs, a dict of parameters), nested: each array in it is differentiated and the gradient comes
+back in the same structure, as autograd and JAX return it.  autograd's keyword ``argnum=`` is
+accepted for ``argnums=``.
 
 They compose (``fg.grad(fg.grad(f))``): when called on Tensors that require grad (that is, from
 inside another transform) they build their gradients with ``create_graph=True`` and return Tensors
@@ -20,7 +26,8 @@ from . import grad_mode as _gm
 from .autograd import grad as _autograd_grad
 from .tensor import Tensor
 
-__all__ = ["grad", "value_and_grad", "jacobian", "hessian", "hvp"]
+__all__ = ["grad", "value_and_grad", "elementwise_grad", "jacobian", "hessian",
+           "hessian_vector_product", "hvp"]
 
 
 def _is_traced(x) -> bool:
@@ -50,10 +57,16 @@ def _inside_transform() -> bool:
 
 
 def _has_node(args) -> bool:
-    """Whether any argument is a static graph ``Node`` (the transforms then differentiate
-    symbolically with ``fg.gradients``)."""
+    """Whether any argument is (or a list, tuple or dict argument holds) a static graph ``Node``
+    (the transforms then differentiate symbolically with ``fg.gradients``)."""
     from ..static.node import NODE_TYPES
-    return any(type(a) in NODE_TYPES for a in args)
+    for a in args:
+        if type(a) in NODE_TYPES:
+            return True
+        if isinstance(a, (list, tuple, dict)) and _has_node(
+                a.values() if isinstance(a, dict) else a):
+            return True
+    return False
 
 
 def _watch(x):
@@ -72,12 +85,42 @@ def _watch(x):
 
 
 def _watch_args(args: tuple, nums: tuple) -> tuple[list, list]:
-    """``args`` with the differentiated positions replaced by watched tensors, and those tensors."""
+    """``args`` with the differentiated positions replaced by watched tensors (each array of a
+    list, tuple or dict argument watched on its own), and the watched tensors, in order."""
     args = list(args)
-    watched = [_watch(args[i]) for i in nums]
-    for i, w in zip(nums, watched):
-        args[i] = w
+    watched: list = []
+
+    def watch(leaf):
+        w = _watch(leaf)
+        watched.append(w)
+        return w
+
+    for i in nums:
+        args[i] = _map_structure(watch, args[i])
     return args, watched
+
+
+def _any_traced(x) -> bool:
+    """Whether ``x``, or an array of a list, tuple or dict ``x``, is being traced."""
+    if isinstance(x, Tensor) or not isinstance(x, (list, tuple, dict)):
+        return _is_traced(x)
+    return any(_any_traced(v) for v in (x.values() if isinstance(x, dict) else x))
+
+
+def _unflatten(templates, flat) -> tuple:
+    """``flat`` (one value per watched tensor, in order) put back into the structures of the
+    differentiated arguments ``templates``."""
+    it = iter(flat)
+    return tuple(_map_structure(lambda _: next(it), t) for t in templates)
+
+
+def _argnums_kw(argnums, argnum):
+    """autograd spells ``argnums`` ``argnum``; either may be given, not both."""
+    if argnum is None:
+        return argnums
+    if argnums != 0:
+        raise TypeError("give argnums or argnum (autograd's name), not both")
+    return argnum
 
 
 def _numpy(v):
@@ -110,20 +153,25 @@ def _argnums(argnums, n_args: int) -> tuple[tuple[int, ...], bool]:
     return tuple(a % n_args for a in nums), single
 
 
-def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False) -> Callable:
+def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, *,
+                   argnum=None) -> Callable:
     """``f -> (x -> (f(x), df/dx))`` for scalar-valued ``f``; ``has_aux`` gives
     ``((value, aux), grad)`` as JAX does; a tuple ``argnums`` gives a tuple of gradients.
+    A list, tuple or dict argument gets a gradient of the same structure.
 
         >>> fg.value_and_grad(lambda x: (x ** 2).sum())(np.array([1.0, 2.0]))
         (np.float64(5.0), array([2., 4.]))
     """
+    argnums = _argnums_kw(argnums, argnum)
+
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args))
         if _has_node(args):  # called while tracing a static graph (fg.function): symbolic
             from ..static.function import static_value_and_grad
             return static_value_and_grad(fun, args, kwargs, nums, single, has_aux)
-        nested = _inside_transform() or any(_is_traced(args[i]) for i in nums)
+        nested = _inside_transform() or any(_any_traced(args[i]) for i in nums)
+        templates = [args[i] for i in nums]
         with _scope():
             args, watched = _watch_args(args, nums)
             out = fun(*args, **kwargs)
@@ -137,11 +185,12 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False) -> Callable:
             if out.size != 1:
                 raise TypeError(f"grad requires a scalar-output function; got an output of "
                                 f"shape {out.shape}")
-            if out.requires_grad:
+            if out.requires_grad and watched:
                 grads = _autograd_grad(out, watched, create_graph=nested, allow_unused=True)
             else:
                 grads = (None,) * len(watched)
-            grads = tuple(_zeros_like(w) if g is None else g for w, g in zip(watched, grads))
+            grads = _unflatten(templates, [_zeros_like(w) if g is None else g
+                                           for w, g in zip(watched, grads)])
         result = grads[0] if single else grads
         value = (out, aux) if has_aux else out
         if nested:
@@ -151,13 +200,13 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False) -> Callable:
     return wrapper
 
 
-def grad(fun: Callable, argnums=0) -> Callable:
+def grad(fun: Callable, argnums=0, *, argnum=None) -> Callable:
     """``f -> df/dx`` for scalar-valued ``f`` (NumPy in, NumPy out; composable).
 
         >>> fg.grad(fg.grad(lambda x: x ** 3))(2.0)
         np.float64(12.0)
     """
-    vg = value_and_grad(fun, argnums)
+    vg = value_and_grad(fun, _argnums_kw(argnums, argnum))
 
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
@@ -166,13 +215,31 @@ def grad(fun: Callable, argnums=0) -> Callable:
     return wrapper
 
 
-def jacobian(fun: Callable, argnums=0) -> Callable:
-    """``f -> J`` with ``J.shape == f(x).shape + x.shape`` (a tuple of them for tuple ``argnums``).
+def elementwise_grad(fun: Callable, argnums=0, *, argnum=None) -> Callable:
+    """autograd's ``elementwise_grad``: the gradient of ``sum(f(x))`` (the vector-Jacobian product
+    with ones), which for an elementwise ``f`` is each output's derivative at its own input.
+
+        >>> fg.elementwise_grad(fg.tanh)(np.array([0.0, 1.0]))
+        array([1.        , 0.41997434])
+    """
+    def summed(*args, **kwargs):
+        out = fun(*args, **kwargs)
+        # a list, tuple, dict or None stays as it is, for grad's TypeError
+        return out if out is None or isinstance(out, (list, tuple, dict, str)) else F.sum(out)
+
+    return functools.wraps(fun)(grad(summed, _argnums_kw(argnums, argnum)))
+
+
+def jacobian(fun: Callable, argnums=0, *, argnum=None) -> Callable:
+    """``f -> J`` with ``J.shape == f(x).shape + x.shape`` (a tuple of them for tuple ``argnums``;
+    for a list, tuple or dict argument, that structure holding one such array per array in it).
 
         >>> fg.jacobian(lambda x: x * x)(np.array([1.0, 2.0]))
         array([[2., 0.],
                [0., 4.]])
     """
+    argnums = _argnums_kw(argnums, argnum)
+
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args))
@@ -181,7 +248,8 @@ def jacobian(fun: Callable, argnums=0) -> Callable:
                 f"fg.jacobian/fg.hessian of {getattr(fun, '__name__', fun)!r} got static graph "
                 f"nodes (inside @fg.function or a graph): only fg.grad and fg.value_and_grad "
                 f"differentiate those; call the jacobian eagerly, outside fg.function")
-        nested = _inside_transform() or any(_is_traced(args[i]) for i in nums)
+        nested = _inside_transform() or any(_any_traced(args[i]) for i in nums)
+        templates = [args[i] for i in nums]
         with _scope():
             args, watched = _watch_args(args, nums)
             out = fun(*args, **kwargs)
@@ -195,13 +263,14 @@ def jacobian(fun: Callable, argnums=0) -> Callable:
                 for k in range(flat.shape[0]):
                     grads = (_autograd_grad(flat[k], watched, retain_graph=True,
                                             create_graph=nested, allow_unused=True)
-                             if flat.requires_grad else (None,) * len(watched))
+                             if flat.requires_grad and watched else (None,) * len(watched))
                     for r, w, g in zip(rows, watched, grads):
                         r.append(_zeros_like(w) if g is None else g)
                 jacs = tuple(
                     F.reshape(F.stack(r), tuple(o.shape) + tuple(w.shape)) if r else
                     Tensor(np.zeros(tuple(o.shape) + tuple(w.shape), dtype=w.dtype))
                     for r, w in zip(rows, watched))
+                jacs = _unflatten(templates, jacs)
                 return jacs[0] if single else jacs
 
             result = _map_structure(jac, out)
@@ -241,9 +310,32 @@ def _output_tensor(out, fun, transform: str) -> Tensor:
     return out
 
 
-def hessian(fun: Callable, argnums: int = 0) -> Callable:
+def hessian(fun: Callable, argnums: int = 0, *, argnum=None) -> Callable:
     """``f -> H``, the Jacobian of the gradient of scalar-valued ``f``."""
+    argnums = _argnums_kw(argnums, argnum)
     return jacobian(grad(fun, argnums), argnums)
+
+
+def hessian_vector_product(fun: Callable, argnums: int = 0, *, argnum=None) -> Callable:
+    """autograd's ``hessian_vector_product``: ``f -> ((*args, v) -> H(args) @ v)`` for
+    scalar-valued ``f``, the vector ``v`` (shaped like the argument) passed last; ``H`` is not
+    formed.  (``fg.hvp(f, x, v)`` is the same product, called at once.)
+
+        >>> fg.hessian_vector_product(lambda x: (x ** 3).sum())(np.array([1.0, 2.0]),
+        ...                                                     np.array([1.0, 0.0]))
+        array([6., 0.])
+    """
+    argnums = _argnums_kw(argnums, argnum)
+    if not isinstance(argnums, (int, np.integer)) or isinstance(argnums, bool):
+        raise TypeError(f"hessian_vector_product differentiates one argument: argnums must be an "
+                        f"int, got {argnums!r}")
+    fun_grad = grad(fun, argnums)
+
+    def vector_dot_grad(*args, **kwargs):
+        *args, vector = args
+        return F.sum(fun_grad(*args, **kwargs) * vector)
+
+    return functools.wraps(fun)(grad(vector_dot_grad, argnums))
 
 
 def hvp(fun: Callable, x, v):

@@ -478,17 +478,44 @@ def function(fun=None, *, disable=(), donate_argnums=()):
     return Function(fun, disable, donate_argnums)
 
 
+def _map_leaves(fn, v):
+    """``fn`` applied to every leaf of ``v`` (lists, tuples, namedtuples and dicts kept)."""
+    if type(v) in NODE_TYPES or not isinstance(v, (list, tuple, dict)):
+        return fn(v)
+    if isinstance(v, dict):
+        return type(v)((k, _map_leaves(fn, x)) for k, x in v.items())
+    if isinstance(v, tuple) and hasattr(v, "_fields"):
+        return type(v)(*(_map_leaves(fn, x) for x in v))
+    return type(v)(_map_leaves(fn, x) for x in v)
+
+
+def _nodes_in(args):
+    """The graph Nodes among ``args``, looking inside lists, tuples and dicts."""
+    for a in args:
+        if type(a) in NODE_TYPES:
+            yield a
+        elif isinstance(a, (list, tuple, dict)):
+            yield from _nodes_in(a.values() if isinstance(a, dict) else a)
+
+
 def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
     """``value_and_grad`` on Node arguments: symbolic gradients (used while tracing)."""
-    graph = next(a.graph for a in args if type(a) in NODE_TYPES)
+    graph = next(_nodes_in(args)).graph
     args = list(args)
-    for i in nums:
-        a = args[i]
+    xs: list = []  # the differentiated Nodes: each array of a list, tuple or dict argument
+
+    def differentiable(a):
         if type(a) not in NODE_TYPES:
-            args[i] = as_node(np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind != "f"
-                              else np.asarray(a), graph)
+            a = as_node(np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind != "f"
+                        else np.asarray(a), graph)
         elif a.dtype.kind != "f":
-            args[i] = F.astype(a, np.float64)
+            a = F.astype(a, np.float64)
+        xs.append(a)
+        return a
+
+    templates = [args[i] for i in nums]
+    for i in nums:
+        args[i] = _map_leaves(differentiable, args[i])
     out = fun(*args, **kwargs)
     aux = None
     if has_aux:
@@ -499,9 +526,9 @@ def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
     if out.shape is not None and None not in out.shape and int(np.prod(out.shape)) != 1:
         raise TypeError(f"grad requires a scalar-output function; got an output of shape "
                         f"{out.shape}")
-    xs = [args[i] for i in nums]
-    gs = gradients(out, xs)
-    gs = tuple(F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x) if g is None else g
-               for x, g in zip(xs, gs))
+    gs = gradients(out, xs) if xs else []
+    gs = iter([F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x) if g is None else g
+               for x, g in zip(xs, gs)])
+    gs = tuple(_map_leaves(lambda _: next(gs), t) for t in templates)  # the arguments' structure
     result = gs[0] if single else gs
     return ((out, aux) if has_aux else out), result
