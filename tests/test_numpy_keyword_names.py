@@ -127,27 +127,60 @@ def test_the_gradient_of_np_sum_by_keyword():
     np.testing.assert_array_equal(t.grad.data, [2.0, 4.0])
 
 
-# NumPy forms fastgraph does not take still run as plain NumPy, whichever way they are spelt
+# NumPy forms fastgraph does not take run as plain NumPy, whichever way they are spelt: on a
+# Tensor without a gradient they give NumPy's values; on one that requires grad a floating
+# result would carry no gradient, so they raise (an integer one, where's indices, comes back)
 PLAIN_NUMPY = [
-    ("sum-positional-dtype", lambda x: np.sum(x, 0, np.float32)),
-    ("sum-a-dtype", lambda x: np.sum(a=x, axis=0, dtype=np.float32)),
-    ("mean-a-out-none", lambda x: np.mean(a=x, out=None)),
-    ("clip-min-dtype", lambda x: np.clip(x, min=0.6, max=1.3, dtype=np.float32)),
-    ("reshape-order", lambda x: np.reshape(x, shape=(3, 2), order="F")),
-    ("ravel-order", lambda x: np.ravel(a=x, order="F")),
-    ("einsum-optimize", lambda x: np.einsum("ij->i", x, optimize=True)),
-    ("where-one-argument", lambda x: np.where(x > 1.0)),
+    ("sum-positional-dtype", lambda x: np.sum(x, 0, np.float32), "np.sum"),
+    ("sum-a-dtype", lambda x: np.sum(a=x, axis=0, dtype=np.float32), "np.sum"),
+    ("clip-min-dtype", lambda x: np.clip(x, min=0.6, max=1.3, dtype=np.float32), "np.clip"),
+    ("reshape-order", lambda x: np.reshape(x, shape=(3, 2), order="F"), "np.reshape"),
+    ("ravel-order", lambda x: np.ravel(a=x, order="F"), "np.ravel"),
+    ("einsum-optimize", lambda x: np.einsum("ij->i", x, optimize=True), "np.einsum"),
+    ("where-one-argument", lambda x: np.where(x > 1.0), None),
 ]
 
 
-@pytest.mark.parametrize("name,call", PLAIN_NUMPY, ids=[c[0] for c in PLAIN_NUMPY])
-def test_forms_fastgraph_does_not_take_run_as_numpy(name, call):
+@pytest.mark.parametrize("name,call,culprit", PLAIN_NUMPY, ids=[c[0] for c in PLAIN_NUMPY])
+def test_forms_fastgraph_does_not_take_run_as_numpy(name, call, culprit):
     want = call(DATA.copy())
-    got = call(fg.tensor(DATA, requires_grad=True))
+    got = call(fg.tensor(DATA))
     for g, w in zip(_pieces(got), _pieces(want)):
         assert not isinstance(g, fg.Tensor)
         assert np.asarray(g).dtype == np.asarray(w).dtype
         np.testing.assert_array_equal(g, w)
+    needs_grad = fg.tensor(DATA, requires_grad=True)
+    if culprit is None:
+        np.testing.assert_array_equal(_pieces(call(needs_grad))[0], _pieces(want)[0])
+    else:
+        with pytest.raises(TypeError, match=f"{culprit}: .*no gradient.*detach"):
+            call(needs_grad)
+        with fg.no_grad():
+            np.testing.assert_array_equal(_pieces(call(needs_grad))[0], _pieces(want)[0])
+
+
+# NumPy's defaults spelt out change nothing, so these reach the op
+DEFAULTS_SPELT_OUT = [
+    ("mean-a-out-none", lambda x: np.mean(a=x, out=None), lambda x: np.mean(x)),
+    ("sum-out-none", lambda x: np.sum(x, axis=0, out=None), lambda x: np.sum(x, 0)),
+    ("reshape-order-c", lambda x: np.reshape(x, (3, 2), order="C"),
+     lambda x: np.reshape(x, (3, 2))),
+    ("ravel-order-c", lambda x: np.ravel(a=x, order="C"), lambda x: np.ravel(x)),
+]
+
+
+@pytest.mark.parametrize("name,call,positional", DEFAULTS_SPELT_OUT,
+                         ids=[c[0] for c in DEFAULTS_SPELT_OUT])
+def test_numpys_defaults_spelt_out_reach_the_op(name, call, positional):
+    t = fg.tensor(DATA, requires_grad=True)
+    out = call(t)
+    assert isinstance(out, fg.Tensor) and out.requires_grad
+    fg.sum(out * out).backward()
+    u = fg.tensor(DATA, requires_grad=True)
+    ref = positional(u)
+    fg.sum(ref * ref).backward()
+    np.testing.assert_array_equal(out.data, ref.data)
+    np.testing.assert_array_equal(t.grad.data, u.grad.data)
 
 
 @pytest.mark.parametrize("call", [

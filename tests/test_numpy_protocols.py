@@ -124,12 +124,66 @@ def test_comparison_ufuncs_carry_no_gradient():
 
 
 def test_unsupported_numpy_functions_fall_back_to_numpy_values():
-    t = _t([3.0, 1.0, 2.0])
+    t = fg.tensor([3.0, 1.0, 2.0])           # (no gradient to lose)
     s = np.sort(t)
     assert type(s) is np.ndarray
     np.testing.assert_array_equal(s, [1.0, 2.0, 3.0])
-    assert type(np.cumsum(t)) is np.ndarray
-    assert float(np.linalg.norm(fg.tensor([3.0, 4.0]))) == 5.0
+    assert type(np.median(t)) is np.float64
+    assert float(np.percentile(fg.tensor([3.0, 4.0]), 50)) == 3.5
+
+
+# NumPy calls with no differentiable op, on a Tensor that requires grad: a floating result would
+# silently carry no gradient, so they raise naming the function (PyTorch raises too)
+LOST_GRADIENT = [
+    ("np.sort", lambda t: np.sort(t)),
+    ("np.median", lambda t: np.median(t)),
+    ("np.add.reduce", lambda t: np.add.reduce(t)),
+    ("np.maximum.accumulate", lambda t: np.maximum.accumulate(t)),
+    ("np.percentile", lambda t: np.percentile(t, 50)),
+    ("np.sum", lambda t: np.sum(t, dtype=np.float32)),
+    ("np.linalg.eigvalsh", lambda t: np.linalg.eigvalsh(np.outer(t.detach(), t.detach()) + t)),
+    ("np.exp", lambda t: np.exp(t, out=np.empty(3))),          # out=: before writing
+    ("np.multiply", lambda t: np.multiply(2.0, t, out=np.empty(3))),
+]
+
+
+@pytest.mark.parametrize("culprit,call", LOST_GRADIENT, ids=[c[0] for c in LOST_GRADIENT])
+def test_numpy_fallback_refuses_to_drop_a_gradient(culprit, call):
+    t = _t([3.0, 1.0, 2.0])
+    with pytest.raises(TypeError, match=f"{culprit}: .*no gradient.*requires grad"):
+        call(t)
+    with fg.no_grad():
+        assert not isinstance(call(t), fg.Tensor)
+    assert not isinstance(call(t.detach()), fg.Tensor)
+
+
+def test_numpy_fallback_refusal_writes_nothing():
+    t = _t([3.0, 1.0, 2.0])
+    buf = np.zeros(3)
+    with pytest.raises(TypeError, match="out="):
+        np.exp(t, out=buf)
+    with pytest.raises(TypeError, match="np.add.at"):
+        np.add.at(buf, [0, 1], t[:2])
+    assert not buf.any()
+
+
+# ... while integer, boolean and non-array results come back as NumPy's (nothing to lose)
+NO_GRADIENT_TO_LOSE = [
+    lambda t: np.argmax(t), lambda t: np.argsort(t), lambda t: np.allclose(t, t),
+    lambda t: np.isnan(t), lambda t: np.shape(t), lambda t: np.ndim(t),
+    lambda t: np.count_nonzero(t), lambda t: np.nonzero(t), lambda t: np.array_equal(t, t),
+    lambda t: np.isclose(t, 1.0), lambda t: np.signbit(t),
+]
+
+
+@pytest.mark.parametrize("call", NO_GRADIENT_TO_LOSE)
+def test_numpy_calls_without_a_floating_result_still_work(call):
+    t = _t([3.0, 1.0, 2.0])
+    want = call(t.data)
+    got = call(t)
+    for g, w in zip(np.atleast_1d(np.asarray(got, dtype=object)),
+                    np.atleast_1d(np.asarray(want, dtype=object))):
+        np.testing.assert_array_equal(g, w)
 
 
 def test_ufunc_out_argument_respects_inplace_rule():

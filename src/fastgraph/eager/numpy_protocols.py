@@ -1,7 +1,11 @@
 """NumPy's dispatch protocols for ``Tensor``: ``np.exp(t)``, ``np.sum(t, axis=0)``, ``a @ t``...
 
 A NumPy ufunc or function with a fastgraph op of the same meaning is routed to that op (so it is
-recorded exactly like ``fg.exp``); anything else runs on the plain arrays and returns NumPy values.
+recorded exactly like ``fg.exp``); anything else runs on the plain arrays and returns NumPy values
+-- unless a Tensor that requires grad is among the arguments (grad mode on) and the result holds
+floating values: that result would silently carry no gradient, so it raises instead, as PyTorch
+does for ``out=`` calls and NumPy conversions of such tensors.  Integer and boolean results
+(``np.argmax``, ``np.allclose``, ``np.isnan``, ``np.shape``) come back as before.
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import numpy as np
 
 from .. import ops as F
 from .tensor import Tensor
+from . import grad_mode as _gm
 
 # ufunc name -> fastgraph function (NumPy's names, with the few spellings that differ)
 UFUNCS = {name: getattr(F, name) for name in (
@@ -38,6 +43,70 @@ def _unwrap(x):
     return x
 
 
+def _requiring_grad(values, depth: int = 0):
+    """The first Tensor that requires grad among ``values`` (and inside their lists, tuples and
+    dicts), or None."""
+    for v in values:
+        if isinstance(v, Tensor):
+            if v._requires_grad:
+                return v
+        elif isinstance(v, (list, tuple)) and depth < 32:
+            found = _requiring_grad(v, depth + 1)
+            if found is not None:
+                return found
+        elif isinstance(v, dict) and depth < 32:
+            found = _requiring_grad(v.values(), depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _floating(value, depth: int = 0) -> bool:
+    """Whether a NumPy result holds floating (or complex) values: what a gradient would flow to."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype.kind in "fc"
+    if isinstance(value, (float, complex)):
+        return True
+    if isinstance(value, (list, tuple)) and depth < 32:
+        return any(_floating(v, depth + 1) for v in value)
+    return False
+
+
+def _numpy_name(func) -> str:
+    """``np.linalg.norm`` for NumPy's norm: the name a user calls it by."""
+    module = getattr(func, "__module__", None) or "numpy"
+    if module.startswith("numpy"):
+        module = "np" + module[len("numpy"):].replace("._core", "").replace(".core", "")
+    return f"{module}.{getattr(func, '__name__', func)}"
+
+
+def _lost_gradient(name: str, holder: Tensor, why: str) -> TypeError:
+    return TypeError(
+        f"{name}: {why}, so its result would carry no gradient of its input "
+        f"(a Tensor of shape {holder.shape} and dtype {holder.dtype} that requires grad). "
+        f"Use a fastgraph operation, or call it on .detach() values (or inside fg.no_grad()) to "
+        f"get plain NumPy values")
+
+
+def _check_no_lost_gradient(name, args, kwargs, out, result=None, before=False):
+    """Raise where a plain-NumPy fallback would drop the gradient of a Tensor argument: before
+    writing into ``out=`` arrays of a floating dtype (nothing is left half-written), and after
+    computing a floating result."""
+    if not _gm._state.enabled:
+        return
+    holder = _requiring_grad(args)
+    if holder is None and kwargs:
+        holder = _requiring_grad(kwargs.values())
+    if holder is None:
+        return
+    if before:
+        if out is not None and _floating(tuple(_unwrap(o) for o in out if o is not None)):
+            raise _lost_gradient(name, holder, "out= arguments do not support automatic "
+                                 "differentiation")
+    elif _floating(result):
+        raise _lost_gradient(name, holder, "no differentiable fastgraph operation takes this call")
+
+
 def array_ufunc(ufunc, method, inputs, kwargs):
     fn = UFUNCS.get(ufunc.__name__)
     if fn is not None and method == "__call__" and not kwargs:
@@ -47,6 +116,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     # version bumped after, so a tape that saved it refuses to use the new values
     written = []
     out = kwargs.get("out")
+    name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     if out is not None:
         kwargs = dict(kwargs, out=tuple(_unwrap(o) for o in out))
         for o in out:
@@ -56,8 +126,14 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if method == "at" and inputs and isinstance(inputs[0], Tensor):
         inputs[0]._check_inplace(f"np.{ufunc.__name__}.at")
         written.append(inputs[0])
+    if out is not None or method == "at":  # (before anything is written)
+        _check_no_lost_gradient(name, inputs, None, out if out is not None else inputs[:1],
+                                before=True)
     if not written:
-        return getattr(ufunc, method)(*_unwrap(inputs), **kwargs)
+        result = getattr(ufunc, method)(*_unwrap(inputs), **kwargs)
+        if out is None and method != "at":
+            _check_no_lost_gradient(name, inputs, None, None, result)
+        return result
     try:
         result = getattr(ufunc, method)(*_unwrap(inputs), **kwargs)
     except FloatingPointError:  # (np.errstate 'raise': reported after writing)
@@ -87,7 +163,7 @@ _ANY_NUMBER = 1 << 30
 
 class _Plan:
     """How a NumPy function's arguments become its fastgraph function's (one per pair)."""
-    __slots__ = ("np_sig", "np_kinds", "fg_sig", "fg_params", "target", "n_fast", "n_required",
+    __slots__ = ("np_sig", "np_kinds", "np_defaults", "fg_sig", "fg_params", "target", "n_fast", "n_required",
                  "direct", "renamed", "rename_targets")
 
     def __init__(self, func, fn):
@@ -102,6 +178,7 @@ class _Plan:
             return
         np_params = list(self.np_sig.parameters.values())
         self.np_kinds = {p.name: p.kind for p in np_params}
+        self.np_defaults = {p.name: p.default for p in np_params if p.default is not _P.empty}
         fg_by_name = {p.name: p for p in self.fg_params if p.kind is not _P.VAR_KEYWORD}
         self.target = {}  # NumPy's name -> fastgraph's Parameter
         for i, p in enumerate(np_params):
@@ -163,7 +240,9 @@ class _Plan:
             if q is None:
                 if self.np_kinds[name] is _P.VAR_KEYWORD and not value:
                     continue
-                return None  # dtype=, out=, order=, np.einsum's operands with optimize=...
+                if _is_default(self.np_defaults.get(name, _P.empty), value):
+                    continue  # NumPy's default spelt out (out=None, order="C"): no change
+                return None  # dtype=, out=, order="F", np.einsum's optimize=True...
             if q.name in values:
                 return None
             values[q.name] = value
@@ -182,6 +261,14 @@ class _Plan:
             else:
                 kwargs[q.name] = values[q.name]
         return _binds(self.fg_sig, args, kwargs)
+
+
+def _is_default(default, value) -> bool:
+    """``value`` is NumPy's ``default`` for its parameter (compared only for simple values)."""
+    if value is default:
+        return True
+    return type(default) in (str, bool, int) and type(value) is type(default) \
+        and value == default
 
 
 def _binds(sig, args, kwargs):
@@ -213,7 +300,14 @@ def array_function(func, types, args, kwargs):
         call = numpy_call_to_fastgraph(func, fn, args, kwargs)
         if call is not None:
             return fn(*call[0], **call[1])
-    return func(*_unwrap(args), **_unwrap_kwargs(kwargs))
+    out = kwargs.get("out")
+    if out is not None:
+        _check_no_lost_gradient(_numpy_name(func), args, kwargs,
+                                out if isinstance(out, tuple) else (out,), before=True)
+    result = func(*_unwrap(args), **_unwrap_kwargs(kwargs))
+    if out is None:
+        _check_no_lost_gradient(_numpy_name(func), args, kwargs, None, result)
+    return result
 
 
 def _unwrap_kwargs(kwargs):
