@@ -29,6 +29,8 @@ mat        well-conditioned matrices (normal * 0.3 + 2 I), batched on leading ax
 matneg     as ``mat`` with the first row negated (negative determinant)
 clipx      uniform values at least 0.1 away from the clip bounds +-0.5
 grid0/1    half-integer grids offset by 0.25 (maximum, minimum: no ties between the two)
+gt1        uniform(1.2, 3)               (arccosh)
+absdist    distinct absolute values >= 0.3 with random signs (norm ord=inf: no ties)
 bool       a random boolean mask
 labels:C   integer class labels in [0, C)
 =========  =================================================================================
@@ -135,9 +137,20 @@ def _grid1(rng, shape):
     return rng.integers(-4, 4, shape) * 0.5 + 0.25 + rng.uniform(-0.05, 0.05, shape)
 
 
+def _gt1(rng, shape):
+    return rng.uniform(1.2, 3.0, shape)
+
+
+def _absdist(rng, shape):
+    n = int(np.prod(shape, dtype=np.int64))
+    grid = rng.permutation(n) * 0.5 + 0.3 + rng.uniform(0, 0.05, n)
+    return (rng.choice([-1.0, 1.0], n) * grid).reshape(shape)
+
+
 DOMAINS = {"real": _real, "pos": _pos, "unit": _unit, "prob": _prob, "away": _away,
            "frac": _frac, "distinct": _distinct, "large": _large, "mat": _mat,
-           "matneg": _matneg, "clipx": _clipx, "bool": _bool, "grid0": _grid0, "grid1": _grid1}
+           "matneg": _matneg, "clipx": _clipx, "bool": _bool, "grid0": _grid0, "grid1": _grid1,
+           "gt1": _gt1, "absdist": _absdist}
 
 
 def rng_for(case: OpCase, seed: int = 0) -> np.random.Generator:
@@ -210,6 +223,16 @@ UNARY = [
     ("sign", "away", np.sign, lambda x: _t().sign(x)),
     ("floor", "frac", np.floor, lambda x: _t().floor(x)),
     ("ceil", "frac", np.ceil, lambda x: _t().ceil(x)),
+    ("log10", "pos", np.log10, lambda x: _t().log10(x)),
+    ("log2", "pos", np.log2, lambda x: _t().log2(x)),
+    ("exp2", "real", np.exp2, lambda x: _t().exp2(x)),
+    ("arcsin", "unit", np.arcsin, lambda x: _t().asin(x)),
+    ("arccos", "unit", np.arccos, lambda x: _t().acos(x)),
+    ("arcsinh", "real", np.arcsinh, lambda x: _t().asinh(x)),
+    ("arccosh", "gt1", np.arccosh, lambda x: _t().acosh(x)),
+    ("arctanh", "unit", np.arctanh, lambda x: _t().atanh(x)),
+    ("deg2rad", "real", np.deg2rad, lambda x: _t().deg2rad(x)),
+    ("rad2deg", "real", np.rad2deg, lambda x: _t().rad2deg(x)),
 ]
 ZERO_GRAD_OPS = ("sign", "floor", "ceil")
 
@@ -244,6 +267,8 @@ BINARY = [
     ("power", ("pos", "real"), np.power, lambda a, b: _t().pow(a, b)),
     ("maximum", ("grid0", "grid1"), np.maximum, lambda a, b: _t().maximum(a, b)),
     ("minimum", ("grid0", "grid1"), np.minimum, lambda a, b: _t().minimum(a, b)),
+    ("logaddexp", ("real", "real"), np.logaddexp, lambda a, b: _t().logaddexp(a, b)),
+    ("hypot", ("real", "real"), np.hypot, lambda a, b: _t().hypot(a, b)),
 ]
 BROADCAST_PAIRS = [((3, 4), (3, 4), ""), ((3, 4), (4,), "_bc_row"), ((2, 1, 4), (3, 1), "_bc_3d"),
                    ((), (3,), "_bc_0d_left"), ((3, 4), (), "_bc_0d_right")]
@@ -590,6 +615,198 @@ case("special_xlogy", "special.xlogy", fgs.xlogy, [((3, 4), "real"), ((3, 4), "p
      sps.xlogy, lambda x, y: _t().special.xlogy(x, y))
 case("special_xlogy_bc", "special.xlogy", fgs.xlogy, [((3, 1), "real"), ((4,), "pos")],
      sps.xlogy, lambda x, y: _t().special.xlogy(x, y))
+
+
+# ---- NumPy's other common functions (remainder, scans, reordering, diagonals, tensordot, norm) --
+def _remainder_fix(arrays):
+    # x / y at least 0.2 away from an integer: np.remainder is discontinuous there
+    x, y = arrays
+    q = x / y
+    k = np.floor(q)
+    return [(k + 0.2 + 0.6 * (q - k)) * y, y]
+
+
+for _sa, _sb, _sfx in [((3, 4), (3, 4), ""), ((3, 4), (4,), "_bc_row"), ((3, 4), (), "_bc_0d_right")]:
+    case(f"remainder{_sfx}", "remainder", fg.remainder, [(_sa, "real"), (_sb, "away")],
+         np.remainder, lambda a, b: _t().remainder(a, b), fix=_remainder_fix)
+case("mod_operator", "remainder", lambda a, b: a % b, [((3, 4), "real"), ((4,), "away")],
+     np.remainder, lambda a, b: a % b, fix=_remainder_fix)
+case("mod_scalar", "remainder", lambda a: a % 0.7,
+     [((3, 4), lambda r, s: 0.7 * (r.integers(-3, 3, s) + r.uniform(0.2, 0.8, s)))],
+     lambda a: np.remainder(a, 0.7), lambda a: a % 0.7)
+case("rmod_scalar", "remainder", lambda a: 2.5 % a,
+     [((5,), lambda r, s: 2.5 / (r.integers(1, 4, s) + r.uniform(0.2, 0.8, s)))],
+     lambda a: np.remainder(2.5, a),
+     lambda a: _t().remainder(_t().tensor(2.5, dtype=a.dtype), a))  # (torch: no VJP for 2.5 % a)
+case("np_mod", "remainder", fg.mod, [((3, 4), "real"), ((3, 4), "away")], np.mod,
+     lambda a, b: _t().remainder(a, b), fix=_remainder_fix)
+
+
+def _tnorm(ord=None, dim=None, keepdim=False):
+    return lambda x: _t().linalg.norm(x, ord, dim, keepdim)
+
+
+def _tvnorm(ord=2, dim=None, keepdim=False):
+    return lambda x: _t().linalg.vector_norm(x, ord, dim, keepdim)
+
+
+def _tflat_repeat(r):
+    return lambda x: _t().repeat_interleave(x.reshape(-1), r)
+
+
+def _tatleast(n):
+    return lambda x: getattr(_t(), f"atleast_{n}d")(x)
+
+
+NUMPY_EXTRA = [
+    # (id, op, fg fn, shape, domain, numpy ref, torch)
+    ("cumsum_flat", "cumsum", fg.cumsum, (3, 4), "real", np.cumsum,
+     lambda x: _t().cumsum(x.reshape(-1), 0)),
+    ("cumsum_axis1", "cumsum", lambda x: fg.cumsum(x, 1), (3, 4), "real",
+     lambda x: np.cumsum(x, 1), lambda x: _t().cumsum(x, 1)),
+    ("cumsum_axis_m2", "cumsum", lambda x: fg.cumsum(x, axis=-2), (2, 3, 4), "real",
+     lambda x: np.cumsum(x, axis=-2), lambda x: _t().cumsum(x, -2)),
+    ("cumsum_0d", "cumsum", fg.cumsum, (), "real", np.cumsum, lambda x: x.reshape(1)),
+    ("cumsum_method", "cumsum", lambda x: x.cumsum(0), (5,), "real", lambda x: x.cumsum(0),
+     lambda x: x.cumsum(0)),
+    ("diff", "diff", fg.diff, (3, 5), "real", np.diff, lambda x: _t().diff(x)),
+    ("diff_n2_axis0", "diff", lambda x: fg.diff(x, 2, axis=0), (5, 3), "real",
+     lambda x: np.diff(x, 2, axis=0), lambda x: _t().diff(x, 2, dim=0)),
+    # (a float32 scalar: a Python float would promote float32 input to float64, as in NumPy)
+    ("diff_prepend_scalar", "diff", lambda x: fg.diff(x, prepend=np.float32(0.5)), (3, 4),
+     "real", lambda x: np.diff(x, prepend=np.float32(0.5)),
+     lambda x: _t().diff(x, prepend=_t().full((3, 1), 0.5, dtype=x.dtype))),
+    ("flip", "flip", fg.flip, (2, 3, 4), "real", np.flip, lambda x: _t().flip(x, (0, 1, 2))),
+    ("flip_axis", "flip", lambda x: fg.flip(x, 1), (2, 3, 4), "real", lambda x: np.flip(x, 1),
+     lambda x: _t().flip(x, (1,))),
+    ("flip_axes", "flip", lambda x: fg.flip(x, (0, -1)), (2, 3, 4), "real",
+     lambda x: np.flip(x, (0, -1)), lambda x: _t().flip(x, (0, -1))),
+    ("roll_flat", "roll", lambda x: fg.roll(x, 5), (3, 4), "real", lambda x: np.roll(x, 5),
+     lambda x: _t().roll(x, 5)),
+    ("roll_axes", "roll", lambda x: fg.roll(x, (1, -2), axis=(0, 1)), (3, 4), "real",
+     lambda x: np.roll(x, (1, -2), axis=(0, 1)), lambda x: _t().roll(x, (1, -2), (0, 1))),
+    ("roll_axis_m1", "roll", lambda x: fg.roll(x, 2, axis=-1), (2, 3, 4), "real",
+     lambda x: np.roll(x, 2, axis=-1), lambda x: _t().roll(x, 2, -1)),
+    ("moveaxis", "moveaxis", lambda x: fg.moveaxis(x, 0, -1), (2, 3, 4), "real",
+     lambda x: np.moveaxis(x, 0, -1), lambda x: _t().movedim(x, 0, -1)),
+    ("moveaxis_two", "moveaxis", lambda x: fg.moveaxis(x, (0, 1), (2, 0)), (2, 3, 4), "real",
+     lambda x: np.moveaxis(x, (0, 1), (2, 0)), lambda x: _t().movedim(x, (0, 1), (2, 0))),
+    ("repeat_flat", "repeat", lambda x: fg.repeat(x, 2), (2, 3), "real",
+     lambda x: np.repeat(x, 2), _tflat_repeat(2)),
+    ("repeat_axis", "repeat", lambda x: fg.repeat(x, 3, axis=0), (2, 3), "real",
+     lambda x: np.repeat(x, 3, axis=0), lambda x: _t().repeat_interleave(x, 3, 0)),
+    ("repeat_counts", "repeat", lambda x: fg.repeat(x, [1, 0, 2], axis=-1), (2, 3), "real",
+     lambda x: np.repeat(x, [1, 0, 2], axis=-1),
+     lambda x: _t().repeat_interleave(x, _t().tensor([1, 0, 2]), -1)),
+    ("repeat_0d", "repeat", lambda x: fg.repeat(x, 3), (), "real", lambda x: np.repeat(x, 3),
+     _tflat_repeat(3)),
+    ("repeat_method", "repeat", lambda x: x.repeat(2, axis=1), (2, 3), "real",
+     lambda x: x.repeat(2, axis=1), lambda x: _t().repeat_interleave(x, 2, 1)),
+    ("tile", "tile", lambda x: fg.tile(x, 2), (2, 3), "real", lambda x: np.tile(x, 2),
+     lambda x: _t().tile(x, (2,))),
+    ("tile_more_dims", "tile", lambda x: fg.tile(x, (2, 1, 2)), (3,), "real",
+     lambda x: np.tile(x, (2, 1, 2)), lambda x: _t().tile(x, (2, 1, 2))),
+    ("tile_3d", "tile", lambda x: fg.tile(x, (2, 3)), (2, 1, 3), "real",
+     lambda x: np.tile(x, (2, 3)), lambda x: _t().tile(x, (2, 3))),
+    ("atleast_1d_0d", "atleast_1d", fg.atleast_1d, (), "real", np.atleast_1d, _tatleast(1)),
+    ("atleast_2d_1d", "atleast_2d", fg.atleast_2d, (4,), "real", np.atleast_2d, _tatleast(2)),
+    ("atleast_2d_0d", "atleast_2d", fg.atleast_2d, (), "real", np.atleast_2d, _tatleast(2)),
+    ("atleast_3d_1d", "atleast_3d", fg.atleast_3d, (4,), "real", np.atleast_3d, _tatleast(3)),
+    ("atleast_3d_2d", "atleast_3d", fg.atleast_3d, (2, 3), "real", np.atleast_3d,
+     _tatleast(3)),
+    ("diagonal", "diagonal", fg.diagonal, (3, 4), "real", np.diagonal,
+     lambda x: _t().diagonal(x)),
+    ("diagonal_offset_axes", "diagonal", lambda x: fg.diagonal(x, -1, 2, 0), (2, 3, 4), "real",
+     lambda x: np.diagonal(x, -1, 2, 0), lambda x: _t().diagonal(x, -1, 2, 0)),
+    ("diagonal_method", "diagonal", lambda x: x.diagonal(1), (4, 3), "real",
+     lambda x: x.diagonal(1), lambda x: _t().diagonal(x, 1)),
+    ("diag_vector", "diag", fg.diag, (3,), "real", np.diag, lambda x: _t().diag(x)),
+    ("diag_vector_k", "diag", lambda x: fg.diag(x, -2), (3,), "real", lambda x: np.diag(x, -2),
+     lambda x: _t().diag(x, -2)),
+    ("diag_matrix_k", "diag", lambda x: fg.diag(x, 1), (3, 4), "real", lambda x: np.diag(x, 1),
+     lambda x: _t().diag(x, 1)),
+    ("trace", "trace", fg.trace, (3, 3), "real", np.trace, lambda x: _t().trace(x)),
+    ("trace_offset_axes", "trace", lambda x: fg.trace(x, 1, 1, 2), (2, 3, 4), "real",
+     lambda x: np.trace(x, 1, 1, 2), lambda x: _t().diagonal(x, 1, 1, 2).sum(-1)),
+    ("trace_method", "trace", lambda x: x.trace(), (3, 4), "real", lambda x: x.trace(),
+     lambda x: _t().trace(x)),
+    ("triu", "triu", fg.triu, (3, 4), "real", np.triu, lambda x: _t().triu(x)),
+    ("triu_batched_k", "triu", lambda x: fg.triu(x, 1), (2, 3, 4), "real",
+     lambda x: np.triu(x, 1), lambda x: _t().triu(x, 1)),
+    ("triu_1d", "triu", fg.triu, (4,), "real", np.triu,
+     lambda x: _t().triu(x.expand(4, 4))),
+    ("tril", "tril", fg.tril, (4, 3), "real", np.tril, lambda x: _t().tril(x)),
+    ("tril_batched_k", "tril", lambda x: fg.tril(x, -1), (2, 3, 4), "real",
+     lambda x: np.tril(x, -1), lambda x: _t().tril(x, -1)),
+    ("norm_vector", "norm", fg.linalg.norm, (5,), "real", np.linalg.norm, _tnorm()),
+    ("norm_frobenius", "norm", fg.linalg.norm, (3, 4), "real", np.linalg.norm, _tnorm()),
+    ("norm_flat_3d_keep", "norm", lambda x: fg.linalg.norm(x, keepdims=True), (2, 3, 2), "real",
+     lambda x: np.linalg.norm(x, keepdims=True), lambda x: _tvnorm()(x).reshape(1, 1, 1)),
+    ("norm_axis1", "norm", lambda x: fg.linalg.norm(x, axis=1), (3, 4), "real",
+     lambda x: np.linalg.norm(x, axis=1), _tvnorm(2, 1)),
+    ("norm_axis_m1_keep", "norm", lambda x: fg.linalg.norm(x, axis=-1, keepdims=True), (2, 3, 4),
+     "real", lambda x: np.linalg.norm(x, axis=-1, keepdims=True), _tvnorm(2, -1, True)),
+    ("norm_ord1", "norm", lambda x: fg.linalg.norm(x, 1), (5,), "away",
+     lambda x: np.linalg.norm(x, 1), _tvnorm(1)),
+    ("norm_ord1_axis0", "norm", lambda x: fg.linalg.norm(x, 1, axis=0), (3, 4), "away",
+     lambda x: np.linalg.norm(x, 1, axis=0), _tvnorm(1, 0)),
+    ("norm_inf", "norm", lambda x: fg.linalg.norm(x, np.inf), (6,), "absdist",
+     lambda x: np.linalg.norm(x, np.inf), _tvnorm(np.inf)),
+    ("norm_minus_inf_axis", "norm", lambda x: fg.linalg.norm(x, -np.inf, axis=1), (3, 4),
+     "absdist", lambda x: np.linalg.norm(x, -np.inf, axis=1), _tvnorm(-np.inf, 1)),
+    ("norm_ord3", "norm", lambda x: fg.linalg.norm(x, 3), (5,), "away",
+     lambda x: np.linalg.norm(x, 3), _tvnorm(3)),
+    ("norm_ord_half_axis", "norm", lambda x: fg.linalg.norm(x, 0.5, axis=0), (4, 2), "away",
+     lambda x: np.linalg.norm(x, 0.5, axis=0), _tvnorm(0.5, 0)),
+    ("norm_fro_batched", "norm", lambda x: fg.linalg.norm(x, "fro", axis=(1, 2)), (2, 3, 4),
+     "real", lambda x: np.linalg.norm(x, "fro", axis=(1, 2)), _tnorm("fro", (1, 2))),
+    ("norm_matrix_1", "norm", lambda x: fg.linalg.norm(x, 1), (3, 4), "absdist",
+     lambda x: np.linalg.norm(x, 1), _tnorm(1)),
+    ("norm_matrix_inf_keep", "norm", lambda x: fg.linalg.norm(x, np.inf, axis=(2, 0),
+                                                              keepdims=True), (3, 2, 4),
+     "absdist", lambda x: np.linalg.norm(x, np.inf, axis=(2, 0), keepdims=True),
+     _tnorm(np.inf, (2, 0), True)),
+    ("norm_matrix_minus1", "norm", lambda x: fg.linalg.norm(x, -1), (4, 3), "absdist",
+     lambda x: np.linalg.norm(x, -1), _tnorm(-1)),
+]
+for _id, _op, _fn, _shape, _dom, _ref, _tor in NUMPY_EXTRA:
+    case(_id, _op, _fn, [(_shape, _dom)], _ref, _tor)
+case("norm_ord0", "norm", lambda x: fg.linalg.norm(x, 0), [((5,), "away")],
+     lambda x: np.linalg.norm(x, 0), _tvnorm(0), zero_grad=True)
+
+STACKS = [("hstack", [(2, 3), (2, 1)]), ("hstack", [(3,), (2,)]), ("vstack", [(2, 3), (3,)]),
+          ("vstack", [(4,), (4,)]), ("dstack", [(2, 3), (2, 3)]),
+          ("column_stack", [(3,), (3, 2)]), ("column_stack", [(4,), (4,)])]
+for _k, (_name, _shapes) in enumerate(STACKS):
+    case(f"{_name}_{_k}", _name, (lambda n: lambda *xs: getattr(fg, n)(list(xs)))(_name),
+         [(sh, "real") for sh in _shapes],
+         (lambda n: lambda *xs: getattr(np, n)(list(xs)))(_name),
+         (lambda n: lambda *xs: getattr(_t(), n)(list(xs)))(_name))
+
+case("diff_append_array", "diff", lambda x, b: fg.diff(x, axis=0, append=b),
+     [((3, 4), "real"), ((2, 4), "real")], lambda x, b: np.diff(x, axis=0, append=b),
+     lambda x, b: _t().diff(x, dim=0, append=b))
+def _torch_dims(axes):
+    """torch.tensordot's dims for NumPy's axes (torch takes a pair of ints only as lists)."""
+    if np.ndim(axes) == 0 or np.ndim(axes[0]) > 0:
+        return axes
+    return [axes[0]], [axes[1]]
+
+
+TENSORDOTS = [((2, 3, 4), (3, 4, 5), 2, "axes2"), ((3, 4), (4, 3), ([0, 1], [1, 0]), "pairs"),
+              ((2, 3), (4,), 0, "outer"), ((3, 4, 2), (2, 3), ((0, 2), (1, 0)), "mixed"),
+              ((3, 4), (4, 2), 1, "matmul"), ((2, 3), (3, 2), (1, 0), "ints")]
+for _sa, _sb, _axes, _id in TENSORDOTS:
+    case(f"tensordot_{_id}", "tensordot",
+         (lambda ax: lambda a, b: fg.tensordot(a, b, ax))(_axes), [(_sa, "real"), (_sb, "real")],
+         (lambda ax: lambda a, b: np.tensordot(a, b, ax))(_axes),
+         (lambda ax: lambda a, b: _t().tensordot(a, b, _torch_dims(ax)))(_axes))
+
+# the operations added beyond DESIGN.md §2, each with cases above
+NUMPY_EXTRA_OPS = (
+    "log10 log2 exp2 arcsin arccos arcsinh arccosh arctanh deg2rad rad2deg logaddexp hypot "
+    "remainder cumsum diff flip roll moveaxis repeat tile atleast_1d atleast_2d atleast_3d "
+    "hstack vstack dstack column_stack diagonal diag trace triu tril tensordot norm").split()
 
 # ---- bookkeeping -----------------------------------------------------------------------------
 CASES_BY_NAME = {c.name: c for c in CASES}

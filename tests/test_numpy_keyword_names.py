@@ -66,6 +66,19 @@ CASES = [
     ("slogdet-a", lambda x: np.linalg.slogdet(a=M(x)), lambda x: np.linalg.slogdet(M(x))),
     ("solve-a-b", lambda x: np.linalg.solve(a=M(x), b=np.ones(2)),
      lambda x: np.linalg.solve(M(x), np.ones(2))),
+    ("cumsum-a", lambda x: np.cumsum(a=x, axis=1), lambda x: np.cumsum(x, 1)),
+    ("diff-a", lambda x: np.diff(a=x, n=2, axis=1), lambda x: np.diff(x, 2, 1)),
+    ("flip-m", lambda x: np.flip(m=x, axis=0), lambda x: np.flip(x, 0)),
+    ("roll-a", lambda x: np.roll(a=x, shift=1, axis=1), lambda x: np.roll(x, 1, 1)),
+    ("moveaxis-a", lambda x: np.moveaxis(a=x, source=0, destination=1),
+     lambda x: np.moveaxis(x, 0, 1)),
+    ("repeat-a", lambda x: np.repeat(a=x, repeats=2, axis=0), lambda x: np.repeat(x, 2, 0)),
+    ("tile-A", lambda x: np.tile(A=x, reps=(2, 1)), lambda x: np.tile(x, (2, 1))),
+    ("diagonal-a", lambda x: np.diagonal(a=x, offset=1), lambda x: np.diagonal(x, 1)),
+    ("trace-a", lambda x: np.trace(a=x, offset=-1), lambda x: np.trace(x, -1)),
+    ("triu-m", lambda x: np.triu(m=x, k=1), lambda x: np.triu(x, 1)),
+    ("tril-m", lambda x: np.tril(m=x, k=0), lambda x: np.tril(x)),
+    ("norm-x-ord", lambda x: np.linalg.norm(x=x, ord=1, axis=0), lambda x: np.linalg.norm(x, 1, 0)),
 ]
 
 

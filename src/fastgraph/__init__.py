@@ -20,6 +20,10 @@ from .ops import (abs, add, arctan, broadcast_to, ceil, clip, concatenate, cos, 
                   ravel, reciprocal, relu, reshape, sigmoid, sign, sin, sinh, softmax, softplus,
                   split, sqrt, square, squeeze, stack, std, subtract, sum, swapaxes, tan, tanh,
                   transpose, var, where, astype, isfinite)
+from .ops import (log10, log2, exp2, arcsin, arccos, arcsinh, arccosh, arctanh, deg2rad, rad2deg,
+                  logaddexp, hypot, remainder, mod, cumsum, diff, flip, roll, moveaxis, repeat,
+                  tile, atleast_1d, atleast_2d, atleast_3d, hstack, vstack, dstack,
+                  column_stack, diagonal, diag, trace, triu, tril, tensordot)
 from . import linalg, scipy, random, autograd, optim
 
 # eager mode

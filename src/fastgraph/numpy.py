@@ -23,7 +23,8 @@ from .ops import *  # noqa: F401,F403  (the vocabulary, under NumPy names)
 from . import linalg  # noqa: F401
 from .static.node import NODE_TYPES as _NODE_TYPES
 
-__all__ = list(_ops.PUBLIC) + ["absolute", "amax", "amin", "true_divide", "linalg"]
+__all__ = list(_ops.PUBLIC) + ["absolute", "amax", "amin", "true_divide", "radians", "degrees",
+                               "linalg"]
 
 
 def _graph_value_in(values) -> bool:
@@ -58,7 +59,8 @@ def _export(name: str, fg_fn) -> None:
 for _name in _ops.PUBLIC:
     _export(_name, getattr(_ops, _name))
 for _name, _fn in (("absolute", _ops.abs), ("amax", _ops.max), ("amin", _ops.min),
-                   ("true_divide", _ops.divide)):
+                   ("true_divide", _ops.divide), ("radians", _ops.deg2rad),
+                   ("degrees", _ops.rad2deg)):
     _export(_name, _fn)
 del _name, _fn
 

@@ -21,16 +21,21 @@ from . import grad_mode as _gm
 UFUNCS = {name: getattr(F, name) for name in (
     "add subtract multiply divide power negative exp expm1 log log1p sqrt square reciprocal sin "
     "cos tan tanh sinh cosh arctan maximum minimum sign floor ceil floor_divide less less_equal "
-    "greater greater_equal equal not_equal logical_and logical_or logical_not isfinite matmul"
+    "greater greater_equal equal not_equal logical_and logical_or logical_not isfinite matmul "
+    "log10 log2 exp2 arcsin arccos arcsinh arccosh arctanh deg2rad rad2deg logaddexp hypot "
+    "remainder"
 ).split()}
-UFUNCS.update({"absolute": F.abs, "true_divide": F.divide, "fabs": F.abs})
+UFUNCS.update({"absolute": F.abs, "true_divide": F.divide, "fabs": F.abs,
+               "radians": F.deg2rad, "degrees": F.rad2deg})
 
 FUNCTIONS = {getattr(np, name): getattr(F, name) for name in (
     "sum mean prod max min var std reshape transpose swapaxes expand_dims squeeze broadcast_to "
-    "concatenate stack split ravel where clip dot outer einsum matmul abs"
+    "concatenate stack split ravel where clip dot outer einsum matmul abs "
+    "cumsum diff flip roll moveaxis repeat tile atleast_1d atleast_2d atleast_3d hstack vstack "
+    "dstack column_stack diagonal diag trace triu tril tensordot"
 ).split()}
 FUNCTIONS.update({np.amax: F.max, np.amin: F.min, np.linalg.inv: F.inv, np.linalg.solve: F.solve,
-                  np.linalg.det: F.det, np.linalg.slogdet: F.slogdet})
+                  np.linalg.det: F.det, np.linalg.slogdet: F.slogdet, np.linalg.norm: F.norm})
 
 
 def _unwrap(x):

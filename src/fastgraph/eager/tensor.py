@@ -269,6 +269,7 @@ class Tensor(TensorBase, OpMethods):
     def __imul__(self, other): return self._inplace(np.multiply, other, "*=")
     def __itruediv__(self, other): return self._inplace(np.divide, other, "/=")
     def __ifloordiv__(self, other): return self._inplace(np.floor_divide, other, "//=")
+    def __imod__(self, other): return self._inplace(np.remainder, other, "%=")
     def __ipow__(self, other): return self._inplace(np.power, other, "**=")
 
     def __imatmul__(self, other):

@@ -9,12 +9,17 @@ from .elementwise import (abs, add, arctan, ceil, clip, cos, cosh, digamma, divi
                           logical_or, logit, maximum, minimum, multiply, negative, not_equal,
                           polygamma, power, reciprocal, relu, sigmoid, sign, sin, sinh, softplus,
                           sqrt, square, subtract, tan, tanh, where, xlogy,
-                          tanh_grad, sigmoid_grad)
-from .reductions import logsumexp, max, mean, min, prod, std, sum, var
+                          tanh_grad, sigmoid_grad,
+                          log10, log2, exp2, arcsin, arccos, arcsinh, arccosh, arctanh, deg2rad,
+                          rad2deg, logaddexp, hypot, remainder, mod)
+from .reductions import cumsum, diff, logsumexp, max, mean, min, prod, std, sum, var
 from .shape import (astype, broadcast_like, broadcast_to, concatenate, copy, expand_dims,
                     getitem, identity, ravel, reshape, reshape_like, scatter_add, size_ratio, split,
-                    squeeze, stack, sum_to_like, swapaxes, transpose)
-from .linalg import adjugate, det, dot, einsum, inv, matmul, outer, slogdet, solve
+                    squeeze, stack, sum_to_like, swapaxes, transpose,
+                    flip, roll, moveaxis, repeat, tile, atleast_1d, atleast_2d, atleast_3d,
+                    hstack, vstack, dstack, column_stack, diagonal, diag, triu, tril)
+from .linalg import (adjugate, det, dot, einsum, inv, matmul, norm, outer, slogdet, solve,
+                     tensordot, trace)
 from .nn import cross_entropy, cross_entropy_grad, log_softmax, pick, put_labels, softmax
 
 # The public vocabulary of DESIGN.md §2 (helpers above stay importable from fastgraph.ops).
@@ -26,5 +31,9 @@ PUBLIC = (
     "sum mean prod max min var std logsumexp "
     "matmul dot outer einsum "
     "reshape transpose swapaxes expand_dims squeeze broadcast_to concatenate stack split ravel "
-    "softmax log_softmax cross_entropy astype"
+    "softmax log_softmax cross_entropy astype "
+    "log10 log2 exp2 arcsin arccos arcsinh arccosh arctanh deg2rad rad2deg logaddexp hypot "
+    "remainder mod "
+    "cumsum diff flip roll moveaxis repeat tile atleast_1d atleast_2d atleast_3d hstack vstack "
+    "dstack column_stack diagonal diag trace triu tril tensordot"
 ).split()

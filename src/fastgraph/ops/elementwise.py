@@ -17,6 +17,8 @@ from ._registry import ZERO, OpDef, apply, defop
 from .. import ops as F  # late-bound: rules look names up when they run
 
 _SQRT_PI_2 = 2.0 / math.sqrt(math.pi)
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_DEG, _RAD = math.pi / 180.0, 180.0 / math.pi
 
 
 def _broadcast_rule(name):
@@ -118,6 +120,35 @@ tanh = _unary("tanh", np.tanh, lambda g, ans, x: F.tanh_grad(ans, g), scalar_mat
 sinh = _unary("sinh", np.sinh, lambda g, ans, x: g * F.cosh(x))
 cosh = _unary("cosh", np.cosh, lambda g, ans, x: g * F.sinh(x))
 arctan = _unary("arctan", np.arctan, lambda g, ans, x: g / (1 + x * x))
+log10 = _unary("log10", np.log10, lambda g, ans, x: g / (x * _LN10))
+log2 = _unary("log2", np.log2, lambda g, ans, x: g / (x * _LN2))
+exp2 = _unary("exp2", np.exp2, lambda g, ans, x: g * ans * _LN2)
+arcsin = _unary("arcsin", np.arcsin, lambda g, ans, x: g / F.sqrt(1 - x * x))
+arccos = _unary("arccos", np.arccos, lambda g, ans, x: -g / F.sqrt(1 - x * x))
+arcsinh = _unary("arcsinh", np.arcsinh, lambda g, ans, x: g / F.sqrt(x * x + 1))
+arccosh = _unary("arccosh", np.arccosh, lambda g, ans, x: g / F.sqrt(x * x - 1))
+arctanh = _unary("arctanh", np.arctanh, lambda g, ans, x: g / (1 - x * x))
+deg2rad = _unary("deg2rad", np.deg2rad, lambda g, ans, x: g * _DEG)
+rad2deg = _unary("rad2deg", np.rad2deg, lambda g, ans, x: g * _RAD)
+# d/dx log(e^x + e^y) = e^(x - ans): never overflows (x <= ans); nan where both are -inf (as
+# PyTorch's 1 / (1 + e^(y - x)))
+logaddexp = _binary("logaddexp", np.logaddexp, lambda g, ans, x, y: g * F.exp(x - ans),
+                    lambda g, ans, x, y: g * F.exp(y - ans))
+
+
+def _hypot_vjp(g, ans, x, y):
+    # x / hypot(x, y); at x = y = 0 the norm has no derivative: take 0, as PyTorch's norm does
+    # (ans is 0 only there, where x is 0 too; dividing by 1 there raises no warning)
+    return g * x / F.where(F.equal(ans, 0), 1, ans)
+
+
+hypot = _binary("hypot", np.hypot, _hypot_vjp,
+                lambda g, ans, x, y: _hypot_vjp(g, ans, y, x))
+# x mod y = x - floor(x / y) * y (the sign of y, as Python's %): 1 wrt x and -floor(x / y) wrt y,
+# as PyTorch's remainder (floor_divide is NumPy's, consistent with np.remainder's own quotient)
+remainder = _binary("remainder", np.remainder, lambda g, ans, x, y: g,
+                    lambda g, ans, x, y: -g * F.floor_divide(x, y))
+mod = remainder  # NumPy's np.mod is np.remainder
 sigmoid = _unary("sigmoid", _sp.expit, lambda g, ans, x: F.sigmoid_grad(ans, g))
 # a product with the mask: ~6x cheaper than np.where with a scalar.  The tape runs the forward
 # as a compiled kernel (np.maximum's own loop against zeros, ~3x faster than against the scalar)

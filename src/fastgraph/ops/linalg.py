@@ -277,3 +277,178 @@ def slogdet(a):
 
 
 inv.op, solve.op, det.op, adjugate.op = _inv_op, _solve_op, _det_op, _adjugate_op
+
+
+# ---- trace and tensordot --------------------------------------------------------------------------
+def trace(x, offset=0, axis1=0, axis2=1):
+    """Sum along a diagonal, NumPy's ``np.trace``: ``sum(diagonal(x, offset, axis1, axis2),
+    axis=-1)``, which is how NumPy computes it (the same bits)."""
+    return F.sum(F.diagonal(x, offset, axis1, axis2), axis=-1)
+
+
+def _tensordot_axes(a_shape, b_shape, axes):
+    """NumPy's ``axes`` (an int N, or a pair of axis lists) as two tuples of non-negative axes."""
+    na, nb = len(a_shape), len(b_shape)
+    if isinstance(axes, (tuple, list)):
+        if len(axes) != 2:
+            raise ValueError("tensordot: axes must be an integer or a pair of axis sequences")
+        ax_a, ax_b = axes
+        ax_a = tuple(ax_a) if isinstance(ax_a, (tuple, list)) else (ax_a,)
+        ax_b = tuple(ax_b) if isinstance(ax_b, (tuple, list)) else (ax_b,)
+    else:
+        k = _shapes.as_int(axes, "tensordot", "axes")
+        if k < 0 or k > min(na, nb):
+            raise ValueError(f"tensordot: axes={k} does not fit operands of shapes "
+                             f"{tuple(a_shape)} and {tuple(b_shape)}")
+        ax_a, ax_b = tuple(range(na - k, na)), tuple(range(k))
+    ax_a = tuple([_shapes.check_axis(i, na, "tensordot", a_shape) for i in ax_a])
+    ax_b = tuple([_shapes.check_axis(i, nb, "tensordot", b_shape) for i in ax_b])
+    if len(ax_a) != len(ax_b) or len(set(ax_a)) != len(ax_a) or len(set(ax_b)) != len(ax_b):
+        raise ValueError(f"tensordot: shape-mismatch for sum (axes {ax_a} and {ax_b})")
+    for i, j in zip(ax_a, ax_b):
+        if a_shape[i] is not None and b_shape[j] is not None and a_shape[i] != b_shape[j]:
+            raise ValueError(f"tensordot: shape-mismatch for sum (shapes {tuple(a_shape)} and "
+                             f"{tuple(b_shape)}, axes {ax_a} and {ax_b})")
+    return ax_a, ax_b
+
+
+def _tensordot_shape(shapes, axes):
+    a, b = (tuple(s) for s in shapes)
+    ax_a, ax_b = _tensordot_axes(a, b, axes)
+    return (tuple(d for i, d in enumerate(a) if i not in ax_a)
+            + tuple(d for i, d in enumerate(b) if i not in ax_b))
+
+
+def _argsort(order):
+    return tuple(int(i) for i in np.argsort(order, kind="stable"))
+
+
+def _tensordot_vjp_a(g, ans, a, b, axes):
+    ax_a, ax_b = axes
+    free_a = [i for i in range(_ndim(a)) if i not in ax_a]
+    free_b = tuple(i for i in range(_ndim(b)) if i not in ax_b)
+    nfa = len(free_a)
+    # g's b-part contracted with b's free axes: a's free axes, then b's contracted axes in b's
+    # order, which stand for the a axes paired with them
+    r = tensordot(g, b, (tuple(range(nfa, nfa + len(free_b))), free_b))
+    return F.transpose(r, _argsort(free_a + [ax_a[ax_b.index(j)] for j in sorted(ax_b)]))
+
+
+def _tensordot_vjp_b(g, ans, a, b, axes):
+    ax_a, ax_b = axes
+    free_a = tuple(i for i in range(_ndim(a)) if i not in ax_a)
+    free_b = [i for i in range(_ndim(b)) if i not in ax_b]
+    r = tensordot(a, g, (free_a, tuple(range(len(free_a)))))
+    return F.transpose(r, _argsort([ax_b[ax_a.index(i)] for i in sorted(ax_a)] + free_b))
+
+
+_tensordot_op = defop("tensordot", lambda a, b, axes: np.tensordot(a, b, axes),
+                      _tensordot_vjp_a, _tensordot_vjp_b, shape=_tensordot_shape)
+
+
+def tensordot(a, b, axes=2):
+    """NumPy's ``np.tensordot`` (its own function: the same bits), differentiable in both
+    operands: ``axes`` is N (the last N axes of ``a`` with the first N of ``b``) or a pair of
+    axis lists."""
+    a = F.shape._as_operand(a)
+    b = F.shape._as_operand(b)
+    ax = _tensordot_axes(tuple(_shape(a)), tuple(_shape(b)), axes)
+    return apply(_tensordot_op, (a, b), {"axes": ax})
+
+
+tensordot.op = _tensordot_op
+
+
+# ---- norm -------------------------------------------------------------------------------------
+_MATRIX_ORDS = (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)
+
+
+def _norm_ord(ord):
+    if ord is None or isinstance(ord, str):
+        return ord
+    if isinstance(ord, (bool, np.bool_)):
+        raise TypeError(f"norm: ord must be a number, a string or None, got {ord!r}")
+    f = float(ord)
+    return int(f) if f.is_integer() else f
+
+
+def _norm_reduced(ndim, axis):
+    """The axes a norm reduces: all of them for ``axis=None``."""
+    if axis is None:
+        return tuple(range(ndim))
+    return (axis,) if isinstance(axis, int) else tuple(axis)
+
+
+def _norm_vjp(g, ans, x, ord, axis, keepdims):
+    nd = _ndim(x)
+    red = _norm_reduced(nd, axis)
+    gk = g if keepdims or axis is None else F.expand_dims(g, tuple(sorted(red)))
+    ak = ans if keepdims or axis is None else F.expand_dims(ans, tuple(sorted(red)))
+    matrix = len(red) == 2 and ord is not None  # (axis=None with an ord: nd is 1 or 2)
+    if ord is None or ord == "fro" or (ord == 2 and not matrix):
+        # x / |x|; at |x| = 0 there is no derivative: take 0, as PyTorch does (x is 0 there)
+        return gk * x / F.where(F.equal(ak, 0), 1, ak)
+    if matrix:
+        row, col = red
+        if ord in (1, -1, np.inf, -np.inf):
+            # max (min) over one axis of the absolute sums over the other; ties split evenly
+            summed, over = (row, col) if ord in (1, -1) else (col, row)
+            hit = F.equal(F.sum(F.abs(x), axis=summed, keepdims=True), ak)
+            count = F.sum(hit, axis=over, keepdims=True)
+            return gk * F.sign(x) * (hit / count)
+        raise NotImplementedError(f"norm: the gradient of the matrix norm ord={ord!r} needs a "
+                                  f"singular value decomposition, which fastgraph does not "
+                                  f"differentiate yet (ord None/'fro', 1, -1, inf and -inf do)")
+    if ord == 1:
+        return gk * F.sign(x)
+    if ord in (np.inf, -np.inf):
+        hit = F.equal(F.abs(x), ak)  # the entries reaching the max (min); ties split evenly
+        return gk * F.sign(x) * (hit / F.sum(hit, axis=red, keepdims=True))
+    if ord == 0:  # the count of non-zero entries: piecewise constant
+        return F.broadcast_like(gk * 0, x)
+    # sum(|x|^p)^(1/p): sign(x) (|x| / norm)^(p-1), taken as 0 where x or the norm is 0
+    zero = F.logical_or(F.equal(x, 0), F.equal(ak, 0))
+    r = F.where(zero, 1, F.abs(x) / F.where(F.equal(ak, 0), 1, ak))
+    return F.where(zero, 0, gk * F.sign(x) * F.power(r, ord - 1))
+
+
+def _norm_shape(shapes, ord, axis, keepdims):
+    s = tuple(shapes[0])
+    if axis is None and ord is None:
+        return (1,) * len(s) if keepdims else ()
+    return _shapes.reduce([s], _norm_reduced(len(s), axis), keepdims, op="norm")
+
+
+_norm_op = defop("norm", lambda x, ord, axis, keepdims: np.linalg.norm(x, ord, axis, keepdims),
+                 _norm_vjp, shape=_norm_shape)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """NumPy's ``np.linalg.norm`` (its own function: the same values and dtypes), differentiable:
+    vector norms of any order, the Frobenius norm, and matrix norms ord=1, -1, inf, -inf.  Where
+    the norm is not differentiable the gradient is PyTorch's choice: 0 at a zero vector (2-norm,
+    Frobenius, p-norms), ``sign(x)`` for ord=1 (0 at 0), ties of ord=inf split evenly."""
+    x = F.shape._as_operand(x)
+    nd = F.shape._known_ndim(x, "norm")
+    ord = _norm_ord(ord)
+    if axis is None:
+        if ord is not None and nd not in (1, 2):
+            raise ValueError("norm: Improper number of dimensions to norm.")
+        red = None if ord is None else tuple(range(nd))
+    else:
+        axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        if len(axes) not in (1, 2):
+            raise ValueError("norm: Improper number of dimensions to norm.")
+        red = tuple([_shapes.check_axis(a, nd, "norm", _shape(x)) for a in axes])
+        if len(red) == 2 and red[0] == red[1]:
+            raise ValueError("norm: Duplicate axes given.")
+        axis = red[0] if not isinstance(axis, (tuple, list)) else red
+    if red is not None and len(red) == 1 and isinstance(ord, str):
+        raise ValueError(f"norm: Invalid norm order '{ord}' for vectors")
+    if red is not None and len(red) == 2 and ord not in _MATRIX_ORDS:
+        raise ValueError("norm: Invalid norm order for matrices.")
+    return apply(_norm_op, (x,), {"ord": ord, "axis": axis,
+                                  "keepdims": F.reductions._canon_keepdims(keepdims, "norm")})
+
+
+norm.op = _norm_op

@@ -174,3 +174,78 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0):
 
 var.op = _var_op
 std.op = _std_op
+
+
+# ---- cumulative sums and differences ------------------------------------------------------------
+def _cumsum_shape(shapes, axis):
+    s = tuple(shapes[0])
+    if axis is None:
+        return (None if None in s else int(np.prod(s, dtype=np.int64)),)
+    _shapes.check_axis(axis, len(s), "cumsum", s)
+    return s
+
+
+def _cumsum_vjp(g, ans, x, axis):
+    # each input adds to every later output: the gradient is the reversed cumulative sum
+    if axis is None:
+        return F.reshape_like(F.flip(cumsum(F.flip(g), 0)), x)
+    return F.flip(cumsum(F.flip(g, axis), axis), axis)
+
+
+_cumsum_op = defop("cumsum", lambda x, axis: np.cumsum(x, axis=axis), _cumsum_vjp,
+                   shape=_cumsum_shape)
+
+
+def cumsum(x, axis=None):
+    """Cumulative sum along ``axis`` (None: over the flattened array), NumPy's ``np.cumsum``;
+    integer and boolean input gives NumPy's integer result."""
+    if axis is not None:
+        shape = x.shape if hasattr(x, "shape") else np.shape(x)
+        if shape is not None:
+            axis = _shapes.check_axis(axis, len(shape) or 1, "cumsum", shape)
+            if not shape:
+                axis = None  # NumPy reads a 0-d array as 1-d here: the same (1,) result
+        else:
+            axis = _shapes.as_int(axis, "cumsum")
+    return apply(_cumsum_op, (x,), {"axis": axis})
+
+
+cumsum.op = _cumsum_op
+
+
+def diff(x, n=1, axis=-1, prepend=None, append=None):
+    """The ``n``-th discrete difference along ``axis``, NumPy's ``np.diff`` (``x[1:] - x[:-1]``
+    ``n`` times, booleans with ``!=``); ``prepend``/``append`` (None: nothing) are joined first,
+    a scalar broadcast to one slice, as NumPy does."""
+    from .shape import _as_operand, _known_ndim
+    n = _shapes.as_int(n, "diff", "n")
+    if n < 0:
+        raise ValueError(f"diff: order must be non-negative but got {n}")
+    x = _as_operand(x)
+    if n == 0:
+        return x
+    nd = _known_ndim(x, "diff")
+    if nd == 0:
+        raise ValueError("diff: diff requires input that is at least one dimensional")
+    shape = tuple(x.shape if hasattr(x, "shape") else np.shape(x))
+    axis = _shapes.check_axis(axis, nd, "diff", shape)
+    if prepend is not None or append is not None:
+        parts = []
+        for extra, at_end in ((prepend, False), (append, True)):
+            if extra is None:
+                continue
+            extra = _as_operand(extra)
+            if _known_ndim(extra, "diff") == 0:
+                if None in shape:
+                    raise ValueError("diff: a scalar prepend/append needs the operand's shape "
+                                     "to be known")
+                extra = F.broadcast_to(extra, shape[:axis] + (1,) + shape[axis + 1:])
+            parts.append((at_end, extra))
+        x = F.concatenate([e for end, e in parts if not end] + [x]
+                          + [e for end, e in parts if end], axis=axis)
+    upper = (slice(None),) * axis + (slice(1, None),)
+    lower = (slice(None),) * axis + (slice(None, -1),)
+    for _ in range(n):
+        a, b = F.getitem(x, upper), F.getitem(x, lower)
+        x = F.not_equal(a, b) if np.dtype(x.dtype) == np.bool_ else F.subtract(a, b)
+    return x

@@ -468,3 +468,398 @@ def scatter_add(g, x, index):
 
 getitem.op = _getitem_op
 scatter_add.op = _scatter_add_op
+
+
+# ---- reordering: flip, roll, moveaxis -----------------------------------------------------------
+def _known_ndim(x, op: str) -> int:
+    if not hasattr(x, "shape"):
+        return np.ndim(x)
+    if x.shape is None:  # a graph Node of unknown rank
+        raise ValueError(f"{op}: the operand's rank must be known")
+    return len(x.shape)
+
+
+def _axes_attr(x, axis, op: str):
+    """``axis`` (None, an int or a sequence) as None or a tuple of non-negative ints."""
+    if axis is None:
+        return None
+    nd = _known_ndim(x, op)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    out = tuple([_shapes.check_axis(a, nd, op, _shape_of(x)) for a in axes])
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: repeated axis in {axis}")
+    return out
+
+
+_flip_op = defop("flip", lambda x, axis: np.flip(x, axis),
+                 lambda g, ans, x, axis: flip(g, axis), shape=_shapes.same_as_first)
+
+
+def flip(x, axis=None):
+    """Reverse the order of elements along ``axis`` (None: every axis), NumPy's ``np.flip``."""
+    return apply(_flip_op, (x,), {"axis": _axes_attr(x, axis, "flip")})
+
+
+flip.op = _flip_op
+
+
+def _neg_shift(shift):
+    return tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
+
+
+_roll_op = defop("roll", lambda x, shift, axis: np.roll(x, shift, axis),
+                 lambda g, ans, x, shift, axis: roll(g, _neg_shift(shift), axis),
+                 shape=_shapes.same_as_first)
+
+
+def roll(x, shift, axis=None):
+    """Roll elements along ``axis`` (None: the flattened array, shape kept), NumPy's
+    ``np.roll``; the gradient rolls back."""
+    shift = (tuple([_shapes.as_int(s, "roll", "shift") for s in shift])
+             if isinstance(shift, (tuple, list)) else _shapes.as_int(shift, "roll", "shift"))
+    if axis is None:
+        axes = None
+    else:  # (an axis may repeat: its shifts add up, as in NumPy)
+        nd, shape = _known_ndim(x, "roll"), _shape_of(x)
+        axes = (tuple([_shapes.check_axis(a, nd, "roll", shape) for a in axis])
+                if isinstance(axis, (tuple, list)) else _shapes.check_axis(axis, nd, "roll", shape))
+        if isinstance(axes, tuple) and isinstance(shift, tuple) and len(axes) != len(shift) \
+                and 1 not in (len(axes), len(shift)):
+            raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
+    return apply(_roll_op, (x,), {"shift": shift, "axis": axes})
+
+
+roll.op = _roll_op
+
+
+def moveaxis(x, source, destination):
+    """Move axes to new positions (others keep their order): a ``transpose``, as in NumPy."""
+    nd = _known_ndim(x, "moveaxis")
+    src = _axes_attr(x, source, "moveaxis")
+    dst = _axes_attr(x, destination, "moveaxis")
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: `source` and `destination` arguments must have the same "
+                         "number of elements")
+    order = [n for n in range(nd) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(x, tuple(order))
+
+
+# ---- repeat and tile, each with its adjoint (a sum over the copies) -----------------------------
+def _repeats_attr(repeats):
+    if np.ndim(repeats) == 0:
+        return _shapes.as_int(repeats, "repeat", "repeats")
+    r = tuple([_shapes.as_int(k, "repeat", "repeats") for k in np.ravel(repeats)])
+    return r[0] if len(r) == 1 else r  # one count applies to every element, as in NumPy
+
+
+def _repeat_shape(shapes, repeats, axis):
+    s = tuple(shapes[0])
+    if axis is None:
+        s = (None if None in s else int(np.prod(s, dtype=np.int64)),)
+        axis = 0
+    n = s[axis]
+    if isinstance(repeats, tuple):
+        if n is not None and len(repeats) != n:
+            raise ValueError(f"repeat: operands could not be broadcast together with shape "
+                             f"({n},) ({len(repeats)},)")
+        if any(k < 0 for k in repeats):
+            raise ValueError("repeat: repeats may not contain negative values")
+        m = int(np.sum(repeats))
+    else:
+        if repeats < 0:
+            raise ValueError("repeat: repeats may not contain negative values")
+        m = None if n is None else n * repeats
+    return s[:axis] + (m,) + s[axis + 1:]
+
+
+def _unrepeat_forward(g, x, repeats, axis):
+    g = np.asarray(g)
+    shape = np.shape(x)
+    base = (int(np.prod(shape, dtype=np.int64)),) if axis is None else shape
+    ax = 0 if axis is None else axis
+    n = base[ax]
+    if not isinstance(repeats, tuple):
+        out = g.reshape(base[:ax] + (n, repeats) + base[ax + 1:]).sum(axis=ax + 1)
+    else:
+        counts = np.asarray(repeats, dtype=np.intp)
+        out = np.zeros(base, dtype=g.dtype)
+        used = counts > 0
+        if used.any():
+            starts = (np.cumsum(counts) - counts)[used]
+            index = (slice(None),) * ax + (used,)
+            out[index] = np.add.reduceat(g, starts, axis=ax)
+    return out.reshape(shape)
+
+
+_repeat_op = defop("repeat", lambda x, repeats, axis: np.repeat(x, repeats, axis),
+                   lambda g, ans, x, repeats, axis: _unrepeat(g, x, repeats, axis),
+                   shape=_repeat_shape)
+_unrepeat_op = defop("unrepeat", _unrepeat_forward,
+                     lambda G, ans, g, x, repeats, axis: repeat(G, repeats, axis), None,
+                     shape=lambda shapes, **_: tuple(shapes[1]))
+
+
+def _unrepeat(g, x, repeats, axis):
+    """The adjoint of ``repeat``: each element of ``x`` gets the sum of its copies in ``g``."""
+    return apply(_unrepeat_op, (g, x), {"repeats": repeats, "axis": axis})
+
+
+def repeat(x, repeats, axis=None):
+    """Repeat each element ``repeats`` times (an int, or one count per element) along ``axis``
+    (None: the flattened array), NumPy's ``np.repeat``; the gradient sums the copies."""
+    x = _as_operand(x)
+    nd = _known_ndim(x, "repeat")
+    if axis is not None:
+        axis = _shapes.check_axis(axis, max(nd, 1), "repeat", _shape_of(x))
+        if nd == 0:
+            axis = None  # NumPy reads a 0-d array as 1-d here: the same (k,) result
+    return apply(_repeat_op, (x,), {"repeats": _repeats_attr(repeats), "axis": axis})
+
+
+repeat.op = _repeat_op
+
+
+def _tile_dims(shape, reps):
+    d = max(len(reps), len(shape))
+    return (1,) * (d - len(shape)) + tuple(shape), (1,) * (d - len(reps)) + tuple(reps)
+
+
+def _tile_shape(shapes, reps):
+    s, r = _tile_dims(shapes[0], reps)
+    return tuple(None if a is None else a * b for a, b in zip(s, r))
+
+
+def _untile_forward(g, x, reps):
+    shape = np.shape(x)
+    s, r = _tile_dims(shape, reps)
+    inter = tuple(v for pair in zip(r, s) for v in pair)  # the copies of axis i: axis 2i
+    return np.asarray(g).reshape(inter).sum(axis=tuple(range(0, 2 * len(s), 2))).reshape(shape)
+
+
+_tile_op = defop("tile", lambda x, reps: np.tile(x, reps),
+                 lambda g, ans, x, reps: _untile(g, x, reps), shape=_tile_shape)
+_untile_op = defop("untile", _untile_forward,
+                   lambda G, ans, g, x, reps: tile(G, reps), None,
+                   shape=lambda shapes, **_: tuple(shapes[1]))
+
+
+def _untile(g, x, reps):
+    """The adjoint of ``tile``: the sum of the tiles of ``g``, shaped like ``x``."""
+    return apply(_untile_op, (g, x), {"reps": reps})
+
+
+def tile(x, reps):
+    """Repeat the whole array ``reps`` times along each axis, NumPy's ``np.tile``; the gradient
+    sums the tiles."""
+    reps = (tuple([_shapes.as_int(k, "tile", "reps") for k in reps])
+            if np.ndim(reps) else (_shapes.as_int(reps, "tile", "reps"),))
+    if any(k < 0 for k in reps):
+        raise ValueError(f"tile: negative dimensions are not allowed (reps {reps})")
+    return apply(_tile_op, (_as_operand(x),), {"reps": reps})
+
+
+tile.op = _tile_op
+
+
+# ---- at least N dimensions, and the stacks built on them ------------------------------------------
+def _as_operand(x):
+    """A Tensor, Node or array as it is; a list or tuple (which may hold Tensors) stacked into
+    one; any other value (a Python number) as NumPy's array."""
+    if isinstance(x, (list, tuple)):
+        return stack(x) if len(x) else np.asarray(x)
+    if not hasattr(x, "ndim"):
+        return np.asarray(x)
+    return x
+
+
+def _atleast(x, n):
+    x = _as_operand(x)
+    nd = _known_ndim(x, f"atleast_{n}d")
+    if nd >= n:
+        return x
+    if nd == 0:
+        return reshape(x, (1,) * n)
+    if n == 2:
+        return expand_dims(x, 0)        # (k,) -> (1, k)
+    return expand_dims(x, (0, 2) if nd == 1 else 2)  # (k,) -> (1, k, 1); (j, k) -> (j, k, 1)
+
+
+def _atleast_all(n, arys):
+    res = [_atleast(a, n) for a in arys]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def atleast_1d(*arys):
+    """Each input with at least one dimension (views), NumPy's ``np.atleast_1d``: one input
+    gives one result, several a tuple."""
+    return _atleast_all(1, arys)
+
+
+def atleast_2d(*arys):
+    """Each input with at least two dimensions (``(k,)`` becomes ``(1, k)``), as NumPy."""
+    return _atleast_all(2, arys)
+
+
+def atleast_3d(*arys):
+    """Each input with at least three dimensions (``(k,)`` becomes ``(1, k, 1)``, ``(j, k)``
+    becomes ``(j, k, 1)``), as NumPy."""
+    return _atleast_all(3, arys)
+
+
+def _sequence(tup, op):
+    if not isinstance(tup, (list, tuple)):
+        raise TypeError(f"{op}: arrays to stack must be passed as a sequence (list or tuple)")
+    if not tup:
+        raise ValueError(f"{op}: need at least one array to concatenate")
+    return list(tup)
+
+
+def hstack(tup):
+    """Join along the second axis (the first for 1-D inputs), NumPy's ``np.hstack``."""
+    arrs = [_atleast(a, 1) for a in _sequence(tup, "hstack")]
+    return concatenate(arrs, axis=0 if _known_ndim(arrs[0], "hstack") == 1 else 1)
+
+
+def vstack(tup):
+    """Join along the first axis after making inputs at least 2-D, NumPy's ``np.vstack``."""
+    return concatenate([_atleast(a, 2) for a in _sequence(tup, "vstack")], axis=0)
+
+
+def dstack(tup):
+    """Join along the third axis after making inputs at least 3-D, NumPy's ``np.dstack``."""
+    return concatenate([_atleast(a, 3) for a in _sequence(tup, "dstack")], axis=2)
+
+
+def column_stack(tup):
+    """1-D inputs as columns, 2-D ones as they are, joined along the second axis, NumPy's
+    ``np.column_stack``."""
+    arrs = []
+    for a in _sequence(tup, "column_stack"):
+        a = _as_operand(a)
+        nd = _known_ndim(a, "column_stack")
+        arrs.append(reshape(a, (1, 1)) if nd == 0 else expand_dims(a, 1) if nd == 1 else a)
+    return concatenate(arrs, axis=1)
+
+
+# ---- diagonals and triangles ------------------------------------------------------------------
+def _diag_len(n1, n2, offset):
+    if n1 is None or n2 is None:
+        return None
+    return max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+
+
+def _diagonal_shape(shapes, offset, axis1, axis2):
+    s = tuple(shapes[0])
+    rest = tuple(d for i, d in enumerate(s) if i not in (axis1, axis2))
+    return rest + (_diag_len(s[axis1], s[axis2], offset),)
+
+
+def _undiagonal_forward(g, x, offset, axis1, axis2):
+    g = np.asarray(g)
+    out = np.zeros(np.shape(x), dtype=g.dtype)
+    n = g.shape[-1]
+    rows = np.arange(n) + max(-offset, 0)
+    cols = np.arange(n) + max(offset, 0)
+    np.moveaxis(out, (axis1, axis2), (-2, -1))[..., rows, cols] = g  # a view of out
+    return out
+
+
+_diagonal_op = defop("diagonal", lambda x, offset, axis1, axis2: np.diagonal(x, offset, axis1,
+                                                                              axis2),
+                     lambda g, ans, x, offset, axis1, axis2: _undiagonal(g, x, offset, axis1,
+                                                                         axis2),
+                     shape=_diagonal_shape)
+_undiagonal_op = defop("undiagonal", _undiagonal_forward,
+                       lambda G, ans, g, x, offset, axis1, axis2: diagonal(G, offset, axis1,
+                                                                           axis2), None,
+                       shape=lambda shapes, **_: tuple(shapes[1]))
+
+
+def _undiagonal(g, x, offset, axis1, axis2):
+    """The adjoint of ``diagonal``: zeros shaped like ``x`` with ``g`` on the diagonal."""
+    return apply(_undiagonal_op, (g, x), {"offset": offset, "axis1": axis1, "axis2": axis2})
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    """The diagonal ``offset`` of the 2-D planes over ``axis1``/``axis2`` (as the last axis of
+    the result), NumPy's ``np.diagonal`` (a read-only view for arrays)."""
+    x = _as_operand(x)
+    nd = _known_ndim(x, "diagonal")
+    if nd < 2:
+        raise ValueError(f"diagonal: diag requires an array of at least two dimensions "
+                         f"(got shape {tuple(_shape_of(x))})")
+    a1 = _shapes.check_axis(axis1, nd, "diagonal", _shape_of(x))
+    a2 = _shapes.check_axis(axis2, nd, "diagonal", _shape_of(x))
+    if a1 == a2:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+    return apply(_diagonal_op, (x,), {"offset": _shapes.as_int(offset, "diagonal", "offset"),
+                                      "axis1": a1, "axis2": a2})
+
+
+diagonal.op = _diagonal_op
+
+
+def _diag_shape(shapes, k):
+    (n,) = shapes[0]
+    m = None if n is None else n + abs(k)
+    return (m, m)
+
+
+_diag_op = defop("diag", lambda v, k: np.diag(v, k),
+                 lambda g, ans, v, k: diagonal(g, k), shape=_diag_shape)
+
+
+def diag(v, k=0):
+    """NumPy's ``np.diag``: a 1-D ``v`` becomes a square matrix with ``v`` on diagonal ``k``; a
+    2-D one gives its diagonal ``k``."""
+    v = _as_operand(v)
+    nd = _known_ndim(v, "diag")
+    k = _shapes.as_int(k, "diag", "k")
+    if nd == 2:
+        return diagonal(v, k)
+    if nd != 1:
+        raise ValueError(f"diag: input must be 1- or 2-d (got shape {tuple(_shape_of(v))})")
+    return apply(_diag_op, (v,), {"k": k})
+
+
+diag.op = _diag_op
+
+
+def _tri_shape(name):
+    def rule(shapes, **_):
+        s = tuple(shapes[0])
+        if not s:
+            raise ValueError(f"{name}: input must be at least 1-d")
+        return s if len(s) >= 2 else (s[0], s[0])
+    return rule
+
+
+# the triangle of g: the mask is its own adjoint (a 1-D input is broadcast to (n, n) first, as
+# NumPy does; the engines sum the gradient back over the rows)
+_triu_op = defop("triu", lambda x, k: np.triu(x, k), lambda g, ans, x, k: triu(g, k),
+                 shape=_tri_shape("triu"))
+_tril_op = defop("tril", lambda x, k: np.tril(x, k), lambda g, ans, x, k: tril(g, k),
+                 shape=_tri_shape("tril"))
+
+
+def triu(x, k=0):
+    """The upper triangle (on and above diagonal ``k``) of the last two axes, NumPy's
+    ``np.triu``; the rest zero."""
+    x = _as_operand(x)
+    if _known_ndim(x, "triu") == 0:
+        raise ValueError("triu: input must be at least 1-d")
+    return apply(_triu_op, (x,), {"k": _shapes.as_int(k, "triu", "k")})
+
+
+def tril(x, k=0):
+    """The lower triangle (on and below diagonal ``k``) of the last two axes, NumPy's
+    ``np.tril``; the rest zero."""
+    x = _as_operand(x)
+    if _known_ndim(x, "tril") == 0:
+        raise ValueError("tril: input must be at least 1-d")
+    return apply(_tril_op, (x,), {"k": _shapes.as_int(k, "tril", "k")})
+
+
+triu.op, tril.op = _triu_op, _tril_op
