@@ -510,6 +510,9 @@ def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
                         else np.asarray(a), graph)
         elif a.dtype.kind != "f":
             a = F.astype(a, np.float64)
+        # a new node for this differentiation, so other uses of the same value (a closure over
+        # the argument, an outer grad's variable, an equal constant) are not counted as paths
+        a = F.identity(a)
         xs.append(a)
         return a
 

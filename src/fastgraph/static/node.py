@@ -225,11 +225,27 @@ def as_node(value, graph: Graph | None = None, dtype=None):
         if dtype is not None and value.dtype != np.dtype(dtype):
             return F.astype(value, dtype)
         return value
+    if isinstance(value, (list, tuple)) and _holds_node(value):
+        return as_node(F.stack(value), graph, dtype)  # one node, as TF1 packs such a list
     _reject_tensor(value)
     g = graph or get_default_graph()
     if dtype is not None:
         return implicit_constant(g, np.asarray(value, dtype=dtype))
     return implicit_constant(g, value)
+
+
+def _holds_node(seq, seen: set | None = None, depth: int = 0) -> bool:
+    """Whether a (nested) list or tuple holds a Node; each list is walked once (``seen``), and
+    nesting deeper than NumPy's 64 dimensions is NumPy's to reject."""
+    seen = set() if seen is None else seen
+    seen.add(id(seq))
+    for v in seq:
+        if type(v) in NODE_TYPES:
+            return True
+        if isinstance(v, (list, tuple)) and id(v) not in seen and depth < 64 \
+                and _holds_node(v, seen, depth + 1):
+            return True
+    return False
 
 
 _TENSOR_TYPE = []     # [fg.Tensor], looked up on first use (eager imports static lazily too)
@@ -309,6 +325,12 @@ def _probe_shape(op, inputs, attrs):
 
 
 # ---- the static applier ------------------------------------------------------------------------
+# Ops whose every application is a new node, never shared by hash-consing: ``identity`` is how the
+# transforms mark "the variable being differentiated", which must stay apart from other uses of
+# the same value (``grad(lambda y: x * y)(x)`` differentiates the ``y`` path only).
+_NEW_EACH_TIME = frozenset({"identity"})
+
+
 def static_apply(op: OpDef, args: tuple, attrs):
     graph = None
     for a in args:
@@ -331,7 +353,8 @@ def static_apply(op: OpDef, args: tuple, attrs):
     akey = attrs_key(attrs)
     # (list comprehensions, not generators: this runs once per node built)
     cons_key = (op.name, tuple([n.id for n in inputs]), akey)
-    node = graph._cons.get(cons_key)
+    fresh = op.name in _NEW_EACH_TIME
+    node = None if fresh else graph._cons.get(cons_key)
     if node is not None:
         return node
     shapes = [n.shape for n in inputs]
@@ -348,7 +371,8 @@ def static_apply(op: OpDef, args: tuple, attrs):
         shape = _probe_shape(op, inputs, attrs)
     dtype = _infer_dtype(op, inputs, attrs or {}, akey)
     node = Node(graph, op, inputs, attrs, shape, dtype, graph.unique_name(op.name))
-    graph._cons[cons_key] = node
+    if not fresh:
+        graph._cons[cons_key] = node
     return node
 
 
