@@ -212,3 +212,83 @@ def test_fastgraph_numpy_takes_numpys_keyword_names(call, positional):
     fg.sum(ref).backward()
     np.testing.assert_array_equal(out.data, ref.data)
     np.testing.assert_array_equal(got, v.grad.data)
+
+
+# ---- found by fuzzing the packing and the transforms ----------------------------------------
+def test_object_array_holding_tensors_is_packed():
+    t = fg.tensor([1.0, 2.0], requires_grad=True)
+    u = fg.tensor([3.0, 4.0], requires_grad=True)
+    objects = np.array([t[0], t[1]], dtype=object)
+    (fg.sum(fg.multiply(objects, u)) + fg.sum(u)).backward()
+    np.testing.assert_array_equal(t.grad.data, [3.0, 4.0])
+    np.testing.assert_array_equal(u.grad.data, [2.0, 3.0])
+    f = lambda x: fg.sum(fg.multiply(np.array([x[0], x[1]], dtype=object), x)) + fg.sum(x)  # noqa
+    np.testing.assert_array_equal(fg.grad(f)(np.array([1.0, 2.0])), [3.0, 5.0])
+
+
+@pytest.mark.parametrize("build", [
+    lambda: (lambda l: (l.append(l), l.append(l), l.append(1.0), l)[-1])([]),
+    lambda: (lambda m: (m.append(m), m)[-1])([fg.tensor(1.0)]),
+])
+@pytest.mark.parametrize("call", [lambda l: fg.sum(l), lambda l: fg.add(l, fg.tensor(1.0)),
+                                  lambda l: fnp.sum(l)])
+def test_list_that_contains_itself_raises_at_once(build, call):
+    with pytest.raises(ValueError, match="sequence"):
+        call(build())
+
+
+def test_grad_of_a_closure_over_the_argument_inside_function():
+    # the differentiated variable is a new node: a captured use of the same value is a constant
+    def outer(x):
+        return fg.grad(lambda y: x * y)(x)
+
+    def nested(x):
+        return fg.grad(lambda y: fg.grad(lambda z: x * y * z)(x))(x)
+
+    for f, want in ((outer, 2.0), (fg.grad(outer), 1.0), (nested, 2.0)):
+        assert f(2.0) == want
+        assert fg.function(f)(2.0) == want
+    listy = lambda x: fg.grad(lambda y: fg.sum(fg.multiply([x * y, y * y], [y, x])))(x)  # noqa
+    assert listy(2.0) == fg.function(listy)(2.0) == 16.0
+
+
+def test_cross_entropy_labels_as_a_list_of_nodes():
+    logits = np.random.default_rng(0).standard_normal((2, 3))
+
+    @fg.function
+    def f(x, lab):
+        return fg.cross_entropy(x, [lab[0], lab[1]])
+
+    assert f(logits, np.array([0, 2])) == fg.cross_entropy(logits, np.array([0, 2]))
+
+
+def test_assign_a_list_holding_nodes():
+    g = fg.Graph()
+    with g.as_default():
+        v = fg.Variable(np.array([1.0, 2.0]))
+        p = fg.placeholder(np.float64, shape=(), name="p")
+        step = fg.assign(v, [p, v[0]])
+        sess = fg.Session(graph=g)
+        sess.run(fg.global_variables_initializer())
+        sess.run(step, {p: 5.0})
+        np.testing.assert_array_equal(sess.run(v), [5.0, 1.0])
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda t: fnp.sum(t, a=t), "multiple values"),
+    (lambda t: fnp.clip(t, a_min=2, max=4), "a_max"),
+    (lambda t: fnp.reshape(t, (3, 2), "F"), "np.reshape: .*no gradient"),
+    (lambda t: fnp.sum(t, dtype=np.float32), "np.sum: .*no gradient"),
+])
+def test_fastgraph_numpy_reports_numpys_errors(call, message):
+    with pytest.raises(TypeError, match=message):
+        call(fg.tensor(np.arange(6.0), requires_grad=True))
+
+
+def test_numpys_none_defaults_keep_the_gradient():
+    t = fg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    (np.mean(t, axis=0, dtype=None).sum() + fg.sum(t)).backward()
+    np.testing.assert_array_equal(t.grad.data, np.full((2, 3), 1.5))
+    assert isinstance(np.sum(t, 0, None, None), fg.Tensor)
+    assert isinstance(np.max(t, axis=1, out=None), fg.Tensor)
+    assert isinstance(np.sum(t, keepdims=np._NoValue), fg.Tensor)

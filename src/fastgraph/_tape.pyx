@@ -769,33 +769,53 @@ cdef object _ew(OpDef op, object x, object y, object into=None, object acc=None)
 
 
 # ---- forward ----------------------------------------------------------------------------------
-cdef bint _holds_graph_value(object seq, int depth) except -1:
-    """Whether a (nested) list or tuple holds a Tensor or another kind's value (a graph Node).
-    Nesting deeper than NumPy's dimension limit is left to NumPy (which rejects it), so a list
-    that contains itself cannot recurse without end."""
-    cdef object v, t
+cdef inline bint _is_sequence(object v):
+    """A list or tuple (a namedtuple too: slogdet's result), or a NumPy object array: the
+    containers whose items NumPy reads one by one when it makes an array of them."""
+    return isinstance(v, (list, tuple)) or (
+        type(v) is _ndarray and cnp.PyArray_TYPE(<cnp.ndarray>v) == cnp.NPY_OBJECT)
+
+
+cdef bint _holds_graph_value(object seq, dict seen, int depth) except -1:
+    """Whether a (nested) sequence holds a Tensor or another kind's value (a graph Node).
+    ``seen`` maps the id of each sequence examined to 1 while its items are being walked, then
+    to its answer (2 no, 3 yes): a sequence met again while being walked contains itself
+    (NumPy's ValueError, raised even when a Tensor came first, or packing would never end), one
+    met again later gives its answer (shared sub-lists are walked once).  Nesting deeper than
+    NumPy's dimension limit is left to NumPy, which rejects it."""
+    cdef object v, key = id(seq), state
+    cdef bint found = False
     if depth > 64:
         return False
+    state = seen.get(key)
+    if state is not None:
+        if state == 1:
+            raise ValueError("setting an array element with a sequence: a list that contains "
+                             "itself cannot be read as an array")
+        return state == 3
+    seen[key] = 1
     for v in seq:
         if isinstance(v, TensorBase):
-            return True
-        if isinstance(v, (list, tuple)) and _holds_graph_value(v, depth + 1):
-            return True          # (a namedtuple too: slogdet's result)
-        if _other_kinds and type(v) in _other_kinds:
-            return True
-    return False
+            found = True
+        elif _is_sequence(v):
+            if _holds_graph_value(v, seen, depth + 1):
+                found = True
+        elif _other_kinds and type(v) in _other_kinds:
+            found = True
+    seen[key] = 3 if found else 2
+    return found
 
 
 cdef tuple _pack_sequences(tuple args):
-    """``args`` with each list or tuple that holds Tensors (or Nodes) packed into one array of
-    the graph by ``stack`` (autograd's ``np.array([x, y])``), so its gradient flows; ``args``
-    itself when none does."""
+    """``args`` with each sequence (list, tuple, object array) that holds Tensors (or Nodes)
+    packed into one array of the graph by ``stack`` (autograd's ``np.array([x, y])``), so its
+    gradient flows; ``args`` itself when none does."""
     cdef list out = None
     cdef Py_ssize_t i
     cdef object a
     for i in range(len(args)):
         a = args[i]
-        if isinstance(a, (list, tuple)) and _holds_graph_value(a, 1):
+        if _is_sequence(a) and _holds_graph_value(a, {}, 1):
             if out is None:
                 out = list(args)
             out[i] = _pack(a)
@@ -804,7 +824,7 @@ cdef tuple _pack_sequences(tuple args):
 
 cpdef object apply(OpDef op, tuple args, object attrs):
     """Run ``op`` on ``args``: NumPy for plain values, the tape for Tensors, else their engine.
-    A list or tuple argument holding Tensors or Nodes is first packed into one (``_pack``)."""
+    A list, tuple or object array holding Tensors or Nodes is first packed into one (``_pack``)."""
     if op is None or args is None:    # (typed arguments accept None; the fields below do not)
         raise TypeError("apply: op must be an OpDef and args a tuple, not None")
     cdef bint has_tensor = False, has_sequence = False
@@ -814,7 +834,7 @@ cpdef object apply(OpDef op, tuple args, object attrs):
         if isinstance(a, TensorBase):
             has_tensor = True
             continue
-        if isinstance(a, (list, tuple)):
+        if _is_sequence(a):
             has_sequence = True
         elif _other_kinds:
             applier = _other_kinds.get(type(a), applier)

@@ -27,25 +27,46 @@ __all__ = list(_ops.PUBLIC) + ["absolute", "amax", "amin", "true_divide", "radia
                                "linalg"]
 
 
-def _graph_value_in(values) -> bool:
-    """Whether any value (or an item of a list/tuple among them) is a Tensor or a Node."""
+def _graph_value_in(values, seen: set | None = None) -> bool:
+    """Whether any value (or an item of a list/tuple among them) is a Tensor or a Node.  Each
+    list is walked once (``seen``), so one that contains itself or shares sub-lists is no
+    trouble: NumPy's own function then reports it."""
     for v in values:
         t = type(v)
         if t is _Tensor or t in _NODE_TYPES or isinstance(v, _Tensor):
             return True
-        if isinstance(v, (list, tuple)) and v and _graph_value_in(v):
-            return True
+        if isinstance(v, (list, tuple)) and v:
+            if seen is None:
+                seen = set()
+            if id(v) in seen or len(seen) > 100_000:
+                continue
+            seen.add(id(v))
+            if _graph_value_in(v, seen):
+                return True
     return False
 
 
+def _node_in(values) -> bool:
+    return any(type(v) in _NODE_TYPES for v in values)
+
+
 def _numpy_for_plain_values(fg_fn, np_fn):
+    is_ufunc = isinstance(np_fn, _np.ufunc)   # (same positional parameters as the op)
+
     @functools.wraps(fg_fn)
     def op(*args, **kwargs):
         if _graph_value_in(args) or (kwargs and _graph_value_in(kwargs.values())):
-            if kwargs:  # NumPy's spellings (np.sum(a=t), np.clip(t, min=0)) in fastgraph's
-                call = _to_fastgraph(np_fn, fg_fn, args, kwargs)
-                if call is not None:
-                    args, kwargs = call
+            if is_ufunc and not kwargs:
+                return fg_fn(*args)
+            # NumPy's spellings and positions (np.sum(a=t), np.clip(t, min=0)) in fastgraph's
+            call = _to_fastgraph(np_fn, fg_fn, args, kwargs)
+            if call is not None:
+                args, kwargs = call
+            elif not _node_in(args) and not _node_in(kwargs.values()):
+                # a form fastgraph does not take (np.reshape(t, s, "F")) or a call NumPy
+                # refuses: NumPy's own function on the Tensors reports it (or runs it where no
+                # gradient is lost)
+                return np_fn(*args, **kwargs)
             return fg_fn(*args, **kwargs)
         return np_fn(*args, **kwargs)
     return op

@@ -160,6 +160,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
 # ``a``, ``array``, ``ary``..., fastgraph's ``x``) and positional-only ones pair by position, every
 # other parameter by its name.  A NumPy parameter with no fastgraph counterpart (``dtype``,
 # ``out``, ``order``, ``initial``...) makes the call run as plain NumPy.
+_NO_VALUE = getattr(np, "_NoValue", object())   # NumPy's default for "not given"
 _RENAMED = {"min": "a_min", "max": "a_max", "newshape": "shape"}
 _P = inspect.Parameter
 _POSITIONAL = (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)
@@ -227,6 +228,9 @@ class _Plan:
     def translate(self, args, kwargs):
         """fastgraph's ``(args, kwargs)`` for NumPy's, or None where fastgraph has no such form."""
         n = len(args)
+        if kwargs and any(v is _NO_VALUE for v in kwargs.values()):
+            # NumPy's "not given" marker (np.sum(t, keepdims=np._NoValue)): not given
+            kwargs = {k: v for k, v in kwargs.items() if v is not _NO_VALUE}
         if self.n_required <= n <= self.n_fast and all(
                 self.direct.get(k, -1) >= n for k in kwargs):
             return args, kwargs  # the common case: nothing to rename

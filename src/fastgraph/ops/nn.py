@@ -192,6 +192,9 @@ def cross_entropy(logits, labels):
     """
     lab = labels
     dt = getattr(lab, "dtype", None)
+    if dt is None and isinstance(labels, (list, tuple)) and len(labels):
+        lab = F.stack(labels)  # (NumPy's array of them; one holding Tensors or Nodes too)
+        dt = getattr(lab, "dtype", None)
     if dt is None:
         lab = np.asarray(labels)
         dt = lab.dtype
