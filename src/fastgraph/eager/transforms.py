@@ -91,6 +91,8 @@ def _watch_args(args: tuple, nums: tuple) -> tuple[list, list]:
     watched: list = []
 
     def watch(leaf):
+        if leaf is None:      # an empty leaf (JAX's None subtree): no gradient, None back
+            return None
         w = _watch(leaf)
         watched.append(w)
         return w
@@ -111,7 +113,8 @@ def _unflatten(templates, flat) -> tuple:
     """``flat`` (one value per watched tensor, in order) put back into the structures of the
     differentiated arguments ``templates``."""
     it = iter(flat)
-    return tuple(_map_structure(lambda _: next(it), t) for t in templates)
+    return tuple(_map_structure(lambda v: None if v is None else next(it), t)
+                 for t in templates)
 
 
 def _argnums_kw(argnums, argnum):

@@ -66,6 +66,10 @@ def _is_tensor(v) -> bool:
     return hasattr(v, "grad_fn") and hasattr(v, "data")
 
 
+class _Structured(Exception):
+    """An argument is a list, tuple or dict: the call takes the structured path."""
+
+
 def _arg_value(a):
     """An argument as traced and fed: ndarrays, NumPy scalars and weak Python scalars as they
     are, eager Tensors as their data, anything else through ``np.asarray``."""
@@ -75,7 +79,53 @@ def _arg_value(a):
         a = a.data
     if type(a) in _WEAK or isinstance(a, (np.ndarray, np.generic)):
         return a
+    if isinstance(a, (list, tuple, dict)):
+        raise _Structured
     return np.asarray(a)
+
+
+# ---- structured arguments (JAX's pytrees) ---------------------------------------------------
+# A list, tuple (namedtuple too) or dict argument is a structure whose leaves are traced one by
+# one, as jax.jit does: ``step(params, x)`` with ``params`` a list of arrays of several shapes.
+# Its key (types, lengths, dict keys; ``None`` kept as a static value) is part of the trace's
+# signature.
+_LEAF = "leaf"
+
+
+def _flatten_arg(a, leaves: list, depth: int = 0):
+    """The structure key of argument ``a``; its leaves are appended to ``leaves``."""
+    if depth > 100:
+        raise ValueError("fg.function: an argument nests lists/tuples/dicts more than 100 deep "
+                         "(does it contain itself?)")
+    if isinstance(a, dict):
+        keys = tuple(a)
+        return ("dict", type(a), keys, tuple([_flatten_arg(a[k], leaves, depth + 1)
+                                               for k in keys]))
+    if isinstance(a, (list, tuple)):
+        return (type(a), tuple([_flatten_arg(v, leaves, depth + 1) for v in a]))
+    if a is None:
+        return None
+    leaves.append(a)
+    return _LEAF
+
+
+def _unflatten_arg(key, leaves):
+    """Argument ``key`` rebuilt from an iterator over its leaves (graph Nodes, when tracing)."""
+    if key is _LEAF:
+        return next(leaves)
+    if key is None:
+        return None
+    if key[0] == "dict":
+        _, kind, keys, kids = key
+        values = [_unflatten_arg(k, leaves) for k in kids]
+        return dict(zip(keys, values)) if kind is dict else kind(zip(keys, values))
+    kind, kids = key
+    items = [_unflatten_arg(k, leaves) for k in kids]
+    if kind is list:
+        return items
+    if kind is tuple:
+        return tuple(items)
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)  # namedtuple / subclass
 
 
 def _kwarg_values(kwargs: dict) -> dict:
@@ -207,7 +257,11 @@ class Function:
         ``trace_count`` counts traces ever made, including uncached ones."""
         return len(self._cache) + sum([b.cache_size for _, b in list(self._bound.values())])
 
-    def _donated_positions(self, n_args: int) -> list[int]:
+    def _donated_positions(self, n_args: int, structure=None) -> list[int]:
+        """The positions in the (flattened) arguments that ``donate_argnums`` donates: every
+        leaf of a structured argument."""
+        if structure is not None:
+            n_args = len(structure[0])
         pos = []
         for i in self.donate_argnums:
             if not -n_args <= i < n_args:
@@ -215,6 +269,9 @@ class Function:
                                  f"out of range for {n_args} positional argument(s)")
             if i % n_args not in pos:
                 pos.append(i % n_args)
+        if structure is not None:
+            offsets = structure[1]
+            pos = [j for i in pos for j in range(offsets[i], offsets[i + 1])]
         return sorted(pos)
 
     def _signature(self, vals, kwargs):
@@ -225,18 +282,20 @@ class Function:
             sig += (tuple(sorted([(k, _value_key(v)) for k, v in kwargs.items()])),)
         return sig
 
-    def trace(self, vals, kwargs) -> _Traced:
+    def trace(self, vals, kwargs, structure=None) -> _Traced:
         self.trace_count += 1
-        t = self._trace(vals, kwargs, ())
+        t = self._trace(vals, kwargs, (), structure)
         if type(t) is tuple:    # weak arguments to trace strong: see _weak_only
-            t = self._trace(vals, kwargs, t)
+            t = self._trace(vals, kwargs, t, structure)
         return t
 
-    def _trace(self, vals, kwargs, strong) -> _Traced:
+    def _trace(self, vals, kwargs, strong, structure=None) -> _Traced:
         """Trace with placeholders; a Python scalar argument is a weak placeholder unless its
         position is in ``strong``.  Returns the traced plan, or a tuple: the positions of weak
-        arguments that must be traced strong instead."""
-        donated = self._donated_positions(len(vals)) if self.donate_argnums else []
+        arguments that must be traced strong instead.  ``vals`` are the leaves of structured
+        arguments when ``structure`` (their keys and leaf offsets) is given."""
+        donated = (self._donated_positions(len(vals), structure) if self.donate_argnums
+                   else [])
         g = Graph()
         with g.as_default():
             args, phs, feed_pos, weak = [], [], [], []
@@ -260,7 +319,12 @@ class Function:
                 phs.append(args[-1])
                 feed_pos.append(i)
             n0 = len(g.nodes)
-            out = self.fun(*args, **kwargs)
+            if structure is None:
+                out = self.fun(*args, **kwargs)
+            else:
+                keys, offsets = structure
+                out = self.fun(*[_unflatten_arg(k, iter(args[offsets[i]:offsets[i + 1]]))
+                                 for i, k in enumerate(keys)], **kwargs)
             if weak:
                 bad = _weak_only(g.nodes[n0:], [args[i] for i in weak])
                 if bad:
@@ -292,19 +356,25 @@ class Function:
         return t
 
     def __call__(self, *args, **kwargs):
+        structure = None
         try:
-            vals = [a if type(a) is np.ndarray else _arg_value(a) for a in args]
+            try:
+                vals = [a if type(a) is np.ndarray else _arg_value(a) for a in args]
+            except _Structured:
+                vals, structure = self._flatten_args(args)
             if kwargs:
                 kwargs = _kwarg_values(kwargs)
         except _Inline:   # called while another fg.function (or a graph) is being traced
             return self.fun(*args, **kwargs)
         try:
             sig = self._signature(vals, kwargs)
+            if structure is not None:
+                sig = (structure,) + sig
             t = self._cache.get(sig)
-        except TypeError:  # unhashable keyword arguments: trace every time
+        except TypeError:  # unhashable keyword arguments (or dict keys): trace every time
             sig, t = None, None
         if t is None:
-            t = self.trace(vals, kwargs)
+            t = self.trace(vals, kwargs, structure)
             if sig is not None:
                 self._cache[sig] = t
         if t.feed_pos is None:
@@ -314,6 +384,17 @@ class Function:
             for i in t.strong:
                 vals[i] = _WEAK[type(vals[i])].type(vals[i])
         return self._call_donating(t, vals)
+
+    @staticmethod
+    def _flatten_args(args) -> tuple[list, tuple]:
+        """The leaves of the arguments (as traced and fed) and the structure: each argument's
+        key and where its leaves start and end."""
+        keys, leaves, offsets = [], [], [0]
+        for a in args:
+            keys.append(_flatten_arg(a, leaves))
+            offsets.append(len(leaves))
+        vals = [v if type(v) is np.ndarray else _arg_value(v) for v in leaves]
+        return vals, (tuple(keys), tuple(offsets))
 
     def _call_donating(self, t: _Traced, vals: list):
         """A run whose feeds are not simply the arguments: some are donated (variables) or
@@ -339,12 +420,16 @@ class Function:
 
     def explain(self, *args, **kwargs) -> str:
         """The compiled plan for these arguments (``Session.explain``'s text)."""
+        structure = None
         try:
-            vals = [_arg_value(a) for a in args]
+            try:
+                vals = [_arg_value(a) for a in args]
+            except _Structured:
+                vals, structure = self._flatten_args(args)
         except _Inline:
             raise TypeError(f"fg.function({self.fun.__name__}).explain needs concrete "
                             f"arguments (arrays, numbers), not graph Nodes") from None
-        return self.trace(vals, kwargs).plan.explain()
+        return self.trace(vals, kwargs, structure).plan.explain()
 
     def __get__(self, obj, objtype=None):
         """``@fg.function`` on a method: the instance is not traced (it is no array) but bound,
@@ -505,6 +590,8 @@ def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
     xs: list = []  # the differentiated Nodes: each array of a list, tuple or dict argument
 
     def differentiable(a):
+        if a is None:          # an empty leaf (JAX's None subtree): no gradient, None back
+            return None
         if type(a) not in NODE_TYPES:
             a = as_node(np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind != "f"
                         else np.asarray(a), graph)
@@ -532,6 +619,7 @@ def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
     gs = gradients(out, xs) if xs else []
     gs = iter([F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x) if g is None else g
                for x, g in zip(xs, gs)])
-    gs = tuple(_map_leaves(lambda _: next(gs), t) for t in templates)  # the arguments' structure
+    gs = tuple(_map_leaves(lambda v: None if v is None else next(gs), t)   # the arguments'
+               for t in templates)                                           # structure
     result = gs[0] if single else gs
     return ((out, aux) if has_aux else out), result
