@@ -223,6 +223,9 @@ UNARY = [
     ("sign", "away", np.sign, lambda x: _t().sign(x)),
     ("floor", "frac", np.floor, lambda x: _t().floor(x)),
     ("ceil", "frac", np.ceil, lambda x: _t().ceil(x)),
+    ("rint", "frac", np.rint, lambda x: _t().round(x)),
+    ("trunc", "frac", np.trunc, lambda x: _t().trunc(x)),
+    ("round", "frac", np.round, lambda x: _t().round(x)),
     ("log10", "pos", np.log10, lambda x: _t().log10(x)),
     ("log2", "pos", np.log2, lambda x: _t().log2(x)),
     ("exp2", "real", np.exp2, lambda x: _t().exp2(x)),
@@ -234,7 +237,7 @@ UNARY = [
     ("deg2rad", "real", np.deg2rad, lambda x: _t().deg2rad(x)),
     ("rad2deg", "real", np.rad2deg, lambda x: _t().rad2deg(x)),
 ]
-ZERO_GRAD_OPS = ("sign", "floor", "ceil")
+ZERO_GRAD_OPS = ("sign", "floor", "ceil", "rint", "trunc", "round")
 
 for _name, _dom, _ref, _tor in UNARY:
     for _shape, _sfx in (((3, 4), ""), ((), "_0d")):

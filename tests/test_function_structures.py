@@ -115,3 +115,35 @@ def test_a_self_containing_argument_is_refused():
     loop.append(loop)
     with pytest.raises(ValueError, match="contain itself"):
         fg.function(lambda t: t[0])(loop)
+
+
+# ---- found by fuzzing the structures ----------------------------------------------------------
+def test_eager_gradient_through_a_function_runs_it_eagerly():
+    # (it fed the Tensor's data and returned NumPy: the gradient came back zero, silently)
+    f = fg.function(lambda x: fg.sum(x * x))
+    np.testing.assert_array_equal(fg.grad(f)(np.arange(3.0)), [0.0, 2.0, 4.0])
+    t = fg.tensor([1.0, 2.0], requires_grad=True)
+    f(t).backward()
+    np.testing.assert_array_equal(t.grad.data, [2.0, 4.0])
+    with fg.no_grad():
+        assert not isinstance(f(t), fg.Tensor)     # no gradient wanted: the plan runs
+
+
+def test_a_none_argument_is_an_empty_structure():
+    assert fg.function(lambda p, x: x * 2.0)(None, 3.0) == 6.0
+    assert fg.function(fg.grad(lambda p, x: x * x, argnums=(0, 1)))(None, 3.0) == (None, 6.0)
+
+
+def test_dict_keys_equal_but_of_other_types_are_other_structures():
+    f = fg.function(lambda d: list(d)[0])
+    assert type(f({1: np.ones(1)})) is np.int64 and type(f({True: np.ones(1)})) is np.bool_
+    assert f.trace_count == 2
+
+
+@pytest.mark.parametrize("arg", [np.float64(5.0), [np.float64(5.0)]])
+def test_donated_0d_results_are_numpy_scalars(arg):
+    body = (lambda a: a * 2.0) if not isinstance(arg, list) else (lambda a: [a[0] * 2.0])
+    donated = fg.function(body, donate_argnums=(0,))(arg)
+    plain = fg.function(body)(arg)
+    assert type(donated) is type(plain)
+    assert repr(donated) == repr(plain)

@@ -67,6 +67,8 @@ CASES = [
     ("solve-a-b", lambda x: np.linalg.solve(a=M(x), b=np.ones(2)),
      lambda x: np.linalg.solve(M(x), np.ones(2))),
     ("cumsum-a", lambda x: np.cumsum(a=x, axis=1), lambda x: np.cumsum(x, 1)),
+    ("round-a", lambda x: np.round(a=x * 10.0, decimals=1), lambda x: np.round(x * 10.0, 1)),
+    ("around-a", lambda x: np.around(a=x, decimals=2), lambda x: np.around(x, 2)),
     ("diff-a", lambda x: np.diff(a=x, n=2, axis=1), lambda x: np.diff(x, 2, 1)),
     ("flip-m", lambda x: np.flip(m=x, axis=0), lambda x: np.flip(x, 0)),
     ("roll-a", lambda x: np.roll(a=x, shift=1, axis=1), lambda x: np.roll(x, 1, 1)),

@@ -23,7 +23,8 @@ from .ops import (abs, add, arctan, broadcast_to, ceil, clip, concatenate, cos, 
 from .ops import (log10, log2, exp2, arcsin, arccos, arcsinh, arccosh, arctanh, deg2rad, rad2deg,
                   logaddexp, hypot, remainder, mod, cumsum, diff, flip, roll, moveaxis, repeat,
                   tile, atleast_1d, atleast_2d, atleast_3d, hstack, vstack, dstack,
-                  column_stack, diagonal, diag, trace, triu, tril, tensordot)
+                  column_stack, diagonal, diag, trace, triu, tril, tensordot, rint, trunc,
+                  round, around)
 from . import linalg, scipy, random, autograd, optim
 
 # eager mode

@@ -23,7 +23,7 @@ UFUNCS = {name: getattr(F, name) for name in (
     "cos tan tanh sinh cosh arctan maximum minimum sign floor ceil floor_divide less less_equal "
     "greater greater_equal equal not_equal logical_and logical_or logical_not isfinite matmul "
     "log10 log2 exp2 arcsin arccos arcsinh arccosh arctanh deg2rad rad2deg logaddexp hypot "
-    "remainder"
+    "remainder rint trunc"
 ).split()}
 UFUNCS.update({"absolute": F.abs, "true_divide": F.divide, "fabs": F.abs,
                "radians": F.deg2rad, "degrees": F.rad2deg})
@@ -32,7 +32,7 @@ FUNCTIONS = {getattr(np, name): getattr(F, name) for name in (
     "sum mean prod max min var std reshape transpose swapaxes expand_dims squeeze broadcast_to "
     "concatenate stack split ravel where clip dot outer einsum matmul abs "
     "cumsum diff flip roll moveaxis repeat tile atleast_1d atleast_2d atleast_3d hstack vstack "
-    "dstack column_stack diagonal diag trace triu tril tensordot"
+    "dstack column_stack diagonal diag trace triu tril tensordot round around"
 ).split()}
 FUNCTIONS.update({np.amax: F.max, np.amin: F.min, np.linalg.inv: F.inv, np.linalg.solve: F.solve,
                   np.linalg.det: F.det, np.linalg.slogdet: F.slogdet, np.linalg.norm: F.norm})
@@ -93,11 +93,16 @@ def _lost_gradient(name: str, holder: Tensor, why: str) -> TypeError:
         f"get plain NumPy values")
 
 
+# NumPy functions whose result does not depend on the input's values (only its shape and
+# dtype): nothing to lose, so they run on Tensors that require grad too
+_VALUE_FREE = frozenset({"np.zeros_like", "np.ones_like", "np.empty_like", "np.full_like"})
+
+
 def _check_no_lost_gradient(name, args, kwargs, out, result=None, before=False):
     """Raise where a plain-NumPy fallback would drop the gradient of a Tensor argument: before
     writing into ``out=`` arrays of a floating dtype (nothing is left half-written), and after
     computing a floating result."""
-    if not _gm._state.enabled:
+    if not _gm._state.enabled or name in _VALUE_FREE:
         return
     holder = _requiring_grad(args)
     if holder is None and kwargs:

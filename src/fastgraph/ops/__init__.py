@@ -11,7 +11,7 @@ from .elementwise import (abs, add, arctan, ceil, clip, cos, cosh, digamma, divi
                           sqrt, square, subtract, tan, tanh, where, xlogy,
                           tanh_grad, sigmoid_grad,
                           log10, log2, exp2, arcsin, arccos, arcsinh, arccosh, arctanh, deg2rad,
-                          rad2deg, logaddexp, hypot, remainder, mod)
+                          rad2deg, logaddexp, hypot, remainder, mod, rint, trunc, round, around)
 from .reductions import cumsum, diff, logsumexp, max, mean, min, prod, std, sum, var
 from .shape import (astype, broadcast_like, broadcast_to, concatenate, copy, expand_dims,
                     getitem, identity, ravel, reshape, reshape_like, scatter_add, size_ratio, split,
@@ -33,7 +33,7 @@ PUBLIC = (
     "reshape transpose swapaxes expand_dims squeeze broadcast_to concatenate stack split ravel "
     "softmax log_softmax cross_entropy astype "
     "log10 log2 exp2 arcsin arccos arcsinh arccosh arctanh deg2rad rad2deg logaddexp hypot "
-    "remainder mod "
+    "remainder mod rint trunc round around "
     "cumsum diff flip roll moveaxis repeat tile atleast_1d atleast_2d atleast_3d hstack vstack "
     "dstack column_stack diagonal diag trace triu tril tensordot"
 ).split()

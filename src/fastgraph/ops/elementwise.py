@@ -227,6 +227,24 @@ relu.op.set_eager_vjps([(_relu_grad_kernel, 0, "g")])
 sign = _unary("sign", np.sign, ZERO)
 floor = _unary("floor", np.floor, ZERO)
 ceil = _unary("ceil", np.ceil, ZERO)
+rint = _unary("rint", np.rint, ZERO)
+trunc = _unary("trunc", np.trunc, ZERO)
+_round_op = defop("round", lambda x, decimals: np.round(x, decimals), ZERO,
+                  shape=_broadcast_rule("round"))
+
+
+def round(x, decimals: int = 0):  # noqa: A001  (NumPy's name)
+    """``np.round`` (half to even, ``decimals`` places), differentiable: zero gradient, as
+    ``floor``'s (piecewise constant), so display or quantisation code keeps working in a
+    gradient computation.
+
+        >>> fg.round(fg.tensor([0.5, 1.26]), 1)  # doctest: +SKIP
+    """
+    return apply(_round_op, (x,), {"decimals": _shapes.as_int(decimals, "round", "decimals")})
+
+
+round.op = _round_op
+around = round
 
 
 def _polygamma_forward(x, n):

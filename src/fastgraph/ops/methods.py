@@ -94,6 +94,7 @@ class OpMethods:
     def sign(self): return F.sign(self)
     def floor(self): return F.floor(self)
     def ceil(self): return F.ceil(self)
+    def round(self, decimals=0): return F.round(self, decimals)
     def softmax(self, axis=-1): return F.softmax(self, axis)
     def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
     def transpose(self, *axes):

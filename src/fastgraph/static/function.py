@@ -38,6 +38,7 @@ import weakref
 
 import numpy as np
 
+from .. import _tape
 from .. import ops as F
 from .gradients import gradients
 from .graph import Graph
@@ -76,10 +77,12 @@ def _arg_value(a):
     if type(a) in NODE_TYPES:
         raise _Inline
     if _is_tensor(a):
+        if a.requires_grad and _tape.is_grad_enabled():
+            raise _Inline   # an eager gradient is being taken through the call: run it eagerly
         a = a.data
     if type(a) in _WEAK or isinstance(a, (np.ndarray, np.generic)):
         return a
-    if isinstance(a, (list, tuple, dict)):
+    if a is None or isinstance(a, (list, tuple, dict)):
         raise _Structured
     return np.asarray(a)
 
@@ -98,9 +101,9 @@ def _flatten_arg(a, leaves: list, depth: int = 0):
         raise ValueError("fg.function: an argument nests lists/tuples/dicts more than 100 deep "
                          "(does it contain itself?)")
     if isinstance(a, dict):
-        keys = tuple(a)
-        return ("dict", type(a), keys, tuple([_flatten_arg(a[k], leaves, depth + 1)
-                                               for k in keys]))
+        keys = tuple(a)     # (typed too: {1: x} and {True: x} are different structures)
+        return ("dict", type(a), tuple([_value_key(k) for k in keys]), keys,
+                tuple([_flatten_arg(a[k], leaves, depth + 1) for k in keys]))
     if isinstance(a, (list, tuple)):
         return (type(a), tuple([_flatten_arg(v, leaves, depth + 1) for v in a]))
     if a is None:
@@ -116,7 +119,7 @@ def _unflatten_arg(key, leaves):
     if key is None:
         return None
     if key[0] == "dict":
-        _, kind, keys, kids = key
+        _, kind, _, keys, kids = key
         values = [_unflatten_arg(k, leaves) for k in kids]
         return dict(zip(keys, values)) if kind is dict else kind(zip(keys, values))
     kind, kids = key
@@ -136,6 +139,8 @@ def _kwarg_values(kwargs: dict) -> dict:
         if type(v) in NODE_TYPES:
             raise _Inline
         if _is_tensor(v):
+            if v.requires_grad and _tape.is_grad_enabled():
+                raise _Inline
             if out is kwargs:
                 out = dict(kwargs)
             out[k] = v.data
@@ -415,7 +420,8 @@ class Function:
                 store[idx] = _donatable(vals[i], dtype, shared)
         res = t.plan.run(feeds, store)
         for k, idx in t.paired:
-            res[k] = store[idx]
+            v = store[idx]
+            res[k] = v[()] if v.ndim == 0 else v   # 0-d: a NumPy scalar, as undonated results
         return t.rebuild(res)
 
     def explain(self, *args, **kwargs) -> str:
