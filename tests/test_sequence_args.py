@@ -292,3 +292,11 @@ def test_numpys_none_defaults_keep_the_gradient():
     assert isinstance(np.sum(t, 0, None, None), fg.Tensor)
     assert isinstance(np.max(t, axis=1, out=None), fg.Tensor)
     assert isinstance(np.sum(t, keepdims=np._NoValue), fg.Tensor)
+
+
+def test_grad_inside_function_when_only_a_closure_holds_the_node():
+    # (the transforms saw plain arguments and ran eagerly: "cannot mix an eager fg.Tensor ...")
+    assert fg.function(lambda x: fg.grad(lambda y: x * y)(2.0))(3.0) == 3.0
+    siskind = lambda x: x * fg.grad(lambda y: x + y)(1.0)  # noqa: E731
+    assert fg.function(fg.grad(siskind))(1.0) == fg.grad(siskind)(1.0) == 1.0
+    assert fg.function(lambda x: x + fg.grad(lambda y: y * y)(3.0))(1.0) == 7.0

@@ -56,6 +56,13 @@ def _inside_transform() -> bool:
     return _gm._state.transform_depth > 0
 
 
+def _tracing() -> bool:
+    """Whether an ``fg.function`` trace is running in this thread (a closure may hold its
+    Nodes even when the arguments are plain numbers)."""
+    from ..static.function import tracing_graph
+    return tracing_graph() is not None
+
+
 def _has_node(args) -> bool:
     """Whether any argument is (or a list, tuple or dict argument holds) a static graph ``Node``
     (the transforms then differentiate symbolically with ``fg.gradients``)."""
@@ -170,7 +177,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, *,
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args))
-        if _has_node(args):  # called while tracing a static graph (fg.function): symbolic
+        if _has_node(args) or _tracing():  # inside a static graph (fg.function): symbolic
             from ..static.function import static_value_and_grad
             return static_value_and_grad(fun, args, kwargs, nums, single, has_aux)
         nested = _inside_transform() or any(_any_traced(args[i]) for i in nums)

@@ -33,6 +33,7 @@ unspecified values after an error -- in practice their old ones: in-place writes
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 import weakref
 
@@ -65,6 +66,16 @@ class _Inline(Exception):
 def _is_tensor(v) -> bool:
     """An eager Tensor, told by its attributes (the static engine does not import eager)."""
     return hasattr(v, "grad_fn") and hasattr(v, "data")
+
+
+_TRACING = threading.local()   # .graphs: the graphs of the fg.function traces running here
+
+
+def tracing_graph():
+    """The graph of the innermost ``fg.function`` trace running in this thread, or None: the
+    transforms differentiate symbolically there even when only a closure holds a Node."""
+    graphs = getattr(_TRACING, "graphs", ())
+    return graphs[-1] if graphs else None
 
 
 class _Structured(Exception):
@@ -324,12 +335,16 @@ class Function:
                 phs.append(args[-1])
                 feed_pos.append(i)
             n0 = len(g.nodes)
-            if structure is None:
-                out = self.fun(*args, **kwargs)
-            else:
-                keys, offsets = structure
-                out = self.fun(*[_unflatten_arg(k, iter(args[offsets[i]:offsets[i + 1]]))
-                                 for i, k in enumerate(keys)], **kwargs)
+            _TRACING.graphs = getattr(_TRACING, "graphs", ()) + (g,)
+            try:
+                if structure is None:
+                    out = self.fun(*args, **kwargs)
+                else:
+                    keys, offsets = structure
+                    out = self.fun(*[_unflatten_arg(k, iter(args[offsets[i]:offsets[i + 1]]))
+                                     for i, k in enumerate(keys)], **kwargs)
+            finally:
+                _TRACING.graphs = _TRACING.graphs[:-1]
             if weak:
                 bad = _weak_only(g.nodes[n0:], [args[i] for i in weak])
                 if bad:
@@ -590,8 +605,10 @@ def _nodes_in(args):
 
 
 def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
-    """``value_and_grad`` on Node arguments: symbolic gradients (used while tracing)."""
-    graph = next(_nodes_in(args)).graph
+    """``value_and_grad`` on Node arguments, or inside an ``fg.function`` trace: symbolic
+    gradients."""
+    graph = next(_nodes_in(args), None)
+    graph = tracing_graph() if graph is None else graph.graph
     args = list(args)
     xs: list = []  # the differentiated Nodes: each array of a list, tuple or dict argument
 
