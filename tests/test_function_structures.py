@@ -147,3 +147,17 @@ def test_donated_0d_results_are_numpy_scalars(arg):
     plain = fg.function(body)(arg)
     assert type(donated) is type(plain)
     assert repr(donated) == repr(plain)
+
+
+def test_defaultdict_and_tuple_subclasses():
+    from collections import defaultdict
+
+    out = fg.function(lambda d: {"y": d["a"] * 2.0, "d": d})(defaultdict(list, a=np.ones(2)))
+    assert type(out["d"]) is defaultdict and out["d"].default_factory is list
+    np.testing.assert_array_equal(out["y"], [2.0, 2.0])
+
+    class Pair(tuple):      # not a namedtuple: a leaf (an array), as jax.jit leaves it
+        def __new__(cls, a, b):
+            return super().__new__(cls, (a, b))
+
+    np.testing.assert_array_equal(fg.function(lambda t: t * 2.0)(Pair(1.0, 2.0)), [2.0, 4.0])

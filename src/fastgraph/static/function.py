@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections import OrderedDict, defaultdict
 import warnings
 import weakref
 
@@ -44,7 +45,7 @@ from .. import ops as F
 from .gradients import gradients
 from .graph import Graph
 from .node import NODE_TYPES, PLACEHOLDER, Node, as_node
-from .session import Session, _flatten
+from .session import Session, _dict_like, _flatten
 from .variables import Variable, _make_assign, placeholder
 
 __all__ = ["function", "clear_caches", "static_value_and_grad"]
@@ -78,6 +79,9 @@ def tracing_graph():
     return graphs[-1] if graphs else None
 
 
+_CONTAINERS = frozenset({list, tuple, dict, OrderedDict, defaultdict})
+
+
 class _Structured(Exception):
     """An argument is a list, tuple or dict: the call takes the structured path."""
 
@@ -93,7 +97,7 @@ def _arg_value(a):
         a = a.data
     if type(a) in _WEAK or isinstance(a, (np.ndarray, np.generic)):
         return a
-    if a is None or isinstance(a, (list, tuple, dict)):
+    if a is None or type(a) in _CONTAINERS or (isinstance(a, tuple) and hasattr(a, "_fields")):
         raise _Structured
     return np.asarray(a)
 
@@ -111,12 +115,15 @@ def _flatten_arg(a, leaves: list, depth: int = 0):
     if depth > 100:
         raise ValueError("fg.function: an argument nests lists/tuples/dicts more than 100 deep "
                          "(does it contain itself?)")
-    if isinstance(a, dict):
+    kind = type(a)
+    if kind is dict or kind is OrderedDict or kind is defaultdict:
         keys = tuple(a)     # (typed too: {1: x} and {True: x} are different structures)
-        return ("dict", type(a), tuple([_value_key(k) for k in keys]), keys,
-                tuple([_flatten_arg(a[k], leaves, depth + 1) for k in keys]))
-    if isinstance(a, (list, tuple)):
-        return (type(a), tuple([_flatten_arg(v, leaves, depth + 1) for v in a]))
+        factory = a.default_factory if kind is defaultdict else None
+        return ("dict", kind, tuple([_value_key(k) for k in keys]), keys,
+                tuple([_flatten_arg(a[k], leaves, depth + 1) for k in keys]), factory)
+    if kind is list or kind is tuple or (issubclass(kind, tuple) and hasattr(kind, "_fields")):
+        return (kind, tuple([_flatten_arg(v, leaves, depth + 1) for v in a]))
+    # (other list/tuple/dict subclasses are leaves, as jax.jit leaves unregistered classes)
     if a is None:
         return None
     leaves.append(a)
@@ -130,16 +137,20 @@ def _unflatten_arg(key, leaves):
     if key is None:
         return None
     if key[0] == "dict":
-        _, kind, _, keys, kids = key
+        _, kind, _, keys, kids, factory = key
         values = [_unflatten_arg(k, leaves) for k in kids]
-        return dict(zip(keys, values)) if kind is dict else kind(zip(keys, values))
+        if kind is defaultdict:
+            out = defaultdict(factory)
+            out.update(zip(keys, values))
+            return out
+        return kind(zip(keys, values))
     kind, kids = key
     items = [_unflatten_arg(k, leaves) for k in kids]
     if kind is list:
         return items
     if kind is tuple:
         return tuple(items)
-    return kind(*items) if hasattr(kind, "_fields") else kind(items)  # namedtuple / subclass
+    return kind(*items)  # a namedtuple
 
 
 def _kwarg_values(kwargs: dict) -> dict:
@@ -563,8 +574,7 @@ def _leafify(v, graph):
     if t is tuple:
         return tuple([_leafify(x, graph) for x in v])
     if isinstance(v, dict):
-        items = [(k, _leafify(x, graph)) for k, x in v.items()]
-        return dict(items) if t is dict else t(items)
+        return _dict_like(v, [(k, _leafify(x, graph)) for k, x in v.items()])
     if isinstance(v, tuple) and hasattr(v, "_fields"):    # a namedtuple
         return t(*[_leafify(x, graph) for x in v])
     if isinstance(v, (list, tuple)):
