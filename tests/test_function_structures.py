@@ -161,3 +161,37 @@ def test_defaultdict_and_tuple_subclasses():
             return super().__new__(cls, (a, b))
 
     np.testing.assert_array_equal(fg.function(lambda t: t * 2.0)(Pair(1.0, 2.0)), [2.0, 4.0])
+
+
+def test_grads_inside_a_trace_stay_eager_unless_a_closure_reaches_a_node():
+    @fg.function
+    def with_hessian(x):       # jacobian runs eagerly; the grad it wraps must too
+        return x * fg.hessian(lambda z: (z ** 3).sum())(np.array([1.0, 2.0])).sum()
+
+    np.testing.assert_array_equal(with_hessian(np.ones(2)), [18.0, 18.0])
+
+    @fg.function
+    def with_float(x):         # a gradient of constants is a value, usable as one
+        return x * float(fg.grad(lambda z: np.sin(z).sum())(np.array([0.0, 1.0])).sum())
+
+    np.testing.assert_allclose(with_float(np.ones(2)), 1.0 + np.cos(1.0))
+    assert fg.function(lambda x: fg.grad(lambda y: x * y)(2.0))(3.0) == 3.0
+
+
+def test_defaultdict_gradients_keep_the_container():
+    from collections import defaultdict
+
+    arg = defaultdict(list, a=np.ones(2))
+    loss = lambda d: (d["a"] ** 2).sum()  # noqa: E731
+    for g in (fg.grad(loss)(arg), fg.function(fg.grad(loss))(arg)):
+        assert type(g) is defaultdict and g.default_factory is list
+        np.testing.assert_array_equal(g["a"], [2.0, 2.0])
+
+
+def test_a_container_subclass_holding_a_grad_tensor_runs_eagerly():
+    class Params(list):
+        pass
+
+    fn = fg.function(lambda x: (x[0] ** 2).sum())
+    np.testing.assert_array_equal(fg.grad(lambda z: fn(Params([z])))(np.array([1.0, 2.0])),
+                                  [2.0, 4.0])

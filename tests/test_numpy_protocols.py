@@ -329,3 +329,16 @@ def test_value_free_and_piecewise_constant_calls_keep_the_gradient(call):
     eps = 1e-6      # (away from the jumps: finite differences)
     want = [(call(xv + eps * e).sum() - call(xv - eps * e).sum()) / (2 * eps) for e in np.eye(3)]
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_full_like_keeps_its_fill_values_gradient_rule():
+    shape_only = fg.tensor(np.zeros(2))
+    with pytest.raises(TypeError, match="np.full_like"):
+        fg.grad(lambda w: np.full_like(shape_only, w).sum())(3.0)
+    assert fg.grad(lambda w: (w * np.full_like(shape_only, 2.0)).sum())(3.0) == 4.0
+
+
+def test_fix_and_builtin_round():
+    np.testing.assert_array_equal(np.fix(fg.tensor([-1.5, 1.5])).data, [-1.0, 1.0])
+    assert round(fg.tensor(2.567), 2).item() == 2.57
+    assert fg.grad(lambda x: x * np.fix(x))(2.5) == 2.0

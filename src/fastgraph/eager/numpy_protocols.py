@@ -34,6 +34,7 @@ FUNCTIONS = {getattr(np, name): getattr(F, name) for name in (
     "cumsum diff flip roll moveaxis repeat tile atleast_1d atleast_2d atleast_3d hstack vstack "
     "dstack column_stack diagonal diag trace triu tril tensordot round around"
 ).split()}
+FUNCTIONS.update({np.fix: F.trunc})
 FUNCTIONS.update({np.amax: F.max, np.amin: F.min, np.linalg.inv: F.inv, np.linalg.solve: F.solve,
                   np.linalg.det: F.det, np.linalg.slogdet: F.slogdet, np.linalg.norm: F.norm})
 
@@ -102,8 +103,12 @@ def _check_no_lost_gradient(name, args, kwargs, out, result=None, before=False):
     """Raise where a plain-NumPy fallback would drop the gradient of a Tensor argument: before
     writing into ``out=`` arrays of a floating dtype (nothing is left half-written), and after
     computing a floating result."""
-    if not _gm._state.enabled or name in _VALUE_FREE:
+    if not _gm._state.enabled:
         return
+    if name in _VALUE_FREE:  # only full_like's fill value can carry one
+        if name != "np.full_like":
+            return
+        args = args[1:]
     holder = _requiring_grad(args)
     if holder is None and kwargs:
         holder = _requiring_grad(kwargs.values())

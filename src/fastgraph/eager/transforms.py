@@ -177,9 +177,20 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, *,
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args))
-        if _has_node(args) or _tracing():  # inside a static graph (fg.function): symbolic
-            from ..static.function import static_value_and_grad
+        from ..static.function import static_value_and_grad
+        if _has_node(args):  # inside a static graph (fg.function): symbolic
             return static_value_and_grad(fun, args, kwargs, nums, single, has_aux)
+        if _tracing() and not _inside_transform():
+            # plain arguments inside an fg.function trace: eager unless the body reaches a
+            # Node through a closure (then symbolic, so that path is differentiated too)
+            from ..static.node import MixedKindsError
+            try:
+                return eager(args, kwargs, nums, single)
+            except MixedKindsError:
+                return static_value_and_grad(fun, args, kwargs, nums, single, has_aux)
+        return eager(args, kwargs, nums, single)
+
+    def eager(args, kwargs, nums, single):
         nested = _inside_transform() or any(_any_traced(args[i]) for i in nums)
         templates = [args[i] for i in nums]
         with _scope():
@@ -294,7 +305,8 @@ def _map_structure(fn, out):
     if isinstance(out, Tensor) or not isinstance(out, (list, tuple, dict)):
         return fn(out)
     if isinstance(out, dict):
-        return type(out)((k, _map_structure(fn, v)) for k, v in out.items())
+        from ..static.session import _dict_like
+        return _dict_like(out, [(k, _map_structure(fn, v)) for k, v in out.items()])
     if isinstance(out, tuple) and hasattr(out, "_fields"):
         return type(out)(*(_map_structure(fn, v) for v in out))
     return type(out)(_map_structure(fn, v) for v in out)

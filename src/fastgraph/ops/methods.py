@@ -95,6 +95,7 @@ class OpMethods:
     def floor(self): return F.floor(self)
     def ceil(self): return F.ceil(self)
     def round(self, decimals=0): return F.round(self, decimals)
+    def __round__(self, ndigits=None): return F.round(self, 0 if ndigits is None else ndigits)
     def softmax(self, axis=-1): return F.softmax(self, axis)
     def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
     def transpose(self, *axes):

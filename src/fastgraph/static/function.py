@@ -99,7 +99,19 @@ def _arg_value(a):
         return a
     if a is None or type(a) in _CONTAINERS or (isinstance(a, tuple) and hasattr(a, "_fields")):
         raise _Structured
+    if isinstance(a, (list, tuple, dict)) and _tape.is_grad_enabled() and _needs_grad_in(a):
+        raise _Inline   # (a container class of its own is a leaf: np.asarray would strip it)
     return np.asarray(a)
+
+
+def _needs_grad_in(seq, depth: int = 0) -> bool:
+    """Whether a container holds an eager Tensor that requires grad."""
+    for v in (seq.values() if isinstance(seq, dict) else seq):
+        if _is_tensor(v) and v.requires_grad:
+            return True
+        if isinstance(v, (list, tuple, dict)) and depth < 64 and _needs_grad_in(v, depth + 1):
+            return True
+    return False
 
 
 # ---- structured arguments (JAX's pytrees) ---------------------------------------------------
@@ -599,7 +611,7 @@ def _map_leaves(fn, v):
     if type(v) in NODE_TYPES or not isinstance(v, (list, tuple, dict)):
         return fn(v)
     if isinstance(v, dict):
-        return type(v)((k, _map_leaves(fn, x)) for k, x in v.items())
+        return _dict_like(v, [(k, _map_leaves(fn, x)) for k, x in v.items()])
     if isinstance(v, tuple) and hasattr(v, "_fields"):
         return type(v)(*(_map_leaves(fn, x) for x in v))
     return type(v)(_map_leaves(fn, x) for x in v)

@@ -251,12 +251,17 @@ def _holds_node(seq, seen: set | None = None, depth: int = 0) -> bool:
 _TENSOR_TYPE = []     # [fg.Tensor], looked up on first use (eager imports static lazily too)
 
 
+class MixedKindsError(TypeError):
+    """An eager Tensor met a graph Node in one operation (the transforms catch it to retry a
+    gradient symbolically inside an ``fg.function`` trace)."""
+
+
 def _reject_tensor(a):
     if not _TENSOR_TYPE:
         from ..eager.tensor import Tensor
         _TENSOR_TYPE.append(Tensor)
     if isinstance(a, _TENSOR_TYPE[0]):
-        raise TypeError("cannot mix an eager fg.Tensor with symbolic graph Nodes in one "
+        raise MixedKindsError("cannot mix an eager fg.Tensor with symbolic graph Nodes in one "
                         "operation; use fg.constant(t.data) or a placeholder (the factories "
                         "fg.zeros, fg.ones, fg.randn... make eager Tensors: inside a graph or "
                         "@fg.function build constant arrays with NumPy, e.g. np.ones(shape))")
