@@ -512,3 +512,22 @@ def test_two_assigns_in_one_run_the_last_built_wins(fetch_order):
     sess.run(fg.global_variables_initializer())
     sess.run(fetch)
     assert sess.run(d) == 7.0
+
+
+def test_concatenate_gradient_with_unknown_lengths():
+    # (the VJP summed static lengths: int + None; now the slice is found at run time)
+    g = fg.Graph()
+    with g.as_default():
+        a = fg.placeholder(np.float64, shape=(None, 4), name="a")
+        b = fg.placeholder(np.float64, shape=(None, 4), name="b")
+        y = fg.sum(fg.concatenate([a * a, b], axis=0) * fg.concatenate([a, b * b], axis=0))
+        ga, gb = fg.gradients(y, [a, b])
+        (gaa,) = fg.gradients(fg.sum(ga * ga), [a])       # through the gradient's own VJP
+        stacked = fg.gradients(fg.sum(fg.vstack([a, b]) ** 2), [a, b])
+    A, B = np.arange(8.0).reshape(2, 4), np.arange(12.0).reshape(3, 4)
+    got = fg.Session(graph=g).run([ga, gb, gaa, stacked], {a: A, b: B})
+    np.testing.assert_array_equal(got[0], 3 * A * A)
+    np.testing.assert_array_equal(got[1], 3 * B * B)
+    np.testing.assert_array_equal(got[2], 2 * (3 * A * A) * 6 * A)
+    np.testing.assert_array_equal(got[3][0], 2 * A)
+    np.testing.assert_array_equal(got[3][1], 2 * B)

@@ -289,12 +289,38 @@ def _shape_of(x):
 
 def _concat_vjp_for(i):
     def vjp(g, ans, *xs, axis):
-        start = 0
-        for x in xs[:i]:
-            start += _shape_of(x)[axis]
+        sizes = [_shape_of(x)[axis] for x in xs[:i + 1]]
+        if None in sizes:   # a static graph's unknown length: the slice is found at run time
+            return apply(_concat_piece_op, (g,) + xs, {"i": i, "axis": axis})
+        start = sum(sizes[:-1])
         ax = axis % g.ndim
-        index = (slice(None),) * ax + (slice(start, start + _shape_of(xs[i])[axis]),)
-        return F.getitem(g, index)
+        return F.getitem(g, (slice(None),) * ax + (slice(start, start + sizes[-1]),))
+    return vjp
+
+
+def _concat_piece(g, *xs, i, axis):
+    """``g``'s part that ``concatenate(xs, axis)`` took from ``xs[i]``, located from the
+    inputs' run-time lengths (the gradient of a concatenation whose lengths a static graph
+    does not know)."""
+    start = sum(np.shape(x)[axis] for x in xs[:i])
+    ax = axis % np.ndim(g)
+    return g[(slice(None),) * ax + (slice(start, start + np.shape(xs[i])[axis]),)]
+
+
+def _concat_piece_shape(shapes, i, axis, **_):
+    out = list(shapes[0])
+    out[axis % len(out)] = tuple(shapes[1 + i])[axis]
+    return tuple(out)
+
+
+def _concat_piece_vjp_for(j):
+    if j:
+        return None          # the inputs give only their lengths
+    def vjp(gg, ans, g, *xs, i, axis):
+        # the piece back in its place, zeros elsewhere: the adjoint of taking it
+        zero = np.zeros((), getattr(gg, "dtype", np.float64))
+        return F.concatenate([gg if k == i else F.broadcast_like(zero, x)
+                              for k, x in enumerate(xs)], axis=axis)
     return vjp
 
 
@@ -324,6 +350,9 @@ def _stack_vjp_for(i):
 _concat_op = defop("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
                    shape=lambda shapes, axis, **_: _join_shape(shapes, axis), variadic=True)
 _concat_op.vjps = _VariadicVjps(_concat_vjp_for)
+_concat_piece_op = defop("concat_piece", _concat_piece, shape=_concat_piece_shape,
+                         variadic=True)
+_concat_piece_op.vjps = _VariadicVjps(_concat_piece_vjp_for)
 _stack_op = defop("stack", lambda *xs, axis: np.stack(xs, axis=axis),
                   shape=lambda shapes, axis, **_: _join_shape(shapes, axis, stack=True),
                   variadic=True)
