@@ -300,3 +300,20 @@ def test_grad_inside_function_when_only_a_closure_holds_the_node():
     siskind = lambda x: x * fg.grad(lambda y: x + y)(1.0)  # noqa: E731
     assert fg.function(fg.grad(siskind))(1.0) == fg.grad(siskind)(1.0) == 1.0
     assert fg.function(lambda x: x + fg.grad(lambda y: y * y)(3.0))(1.0) == 7.0
+
+
+def test_format_spec_on_a_0d_tensor():
+    t = fg.tensor(3.14159, requires_grad=True)
+    assert f"{t:.3f}" == "3.142" and f"{t * 2:8.2f}" == "    6.28"
+    assert f"{t}" == str(t)
+    with pytest.raises(TypeError, match="format"):
+        f"{fg.tensor([1.0, 2.0]):.2f}"
+
+
+def test_jacobian_inside_a_trace_reaching_a_node_says_what_is_unsupported():
+    @fg.function
+    def j(x):
+        return fg.jacobian(lambda z: z * x)(np.ones(2))
+
+    with pytest.raises(TypeError, match="only fg.grad and fg.value_and_grad"):
+        j(np.ones(2))

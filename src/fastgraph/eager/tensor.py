@@ -163,6 +163,13 @@ class Tensor(TensorBase, OpMethods):
         backward(self, gradient, retain_graph, create_graph, inputs)
 
     # ---- printing ---------------------------------------------------------------------------
+    def __format__(self, spec: str) -> str:
+        """``f"{t:.3f}"``: a 0-d tensor formats as its number (PyTorch's rule); others take
+        only an empty format spec."""
+        if spec and self.ndim == 0:
+            return format(self.data.item(), spec)
+        return super().__format__(spec) if spec else str(self)
+
     def __repr__(self) -> str:
         body = np.array2string(self.data, separator=", ", prefix="tensor(")
         extras = []

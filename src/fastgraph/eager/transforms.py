@@ -264,16 +264,24 @@ def jacobian(fun: Callable, argnums=0, *, argnum=None) -> Callable:
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args))
+        unsupported = TypeError(
+            f"fg.jacobian/fg.hessian of {getattr(fun, '__name__', fun)!r} got static graph "
+            f"nodes (inside @fg.function or a graph): only fg.grad and fg.value_and_grad "
+            f"differentiate those; call the jacobian eagerly, outside fg.function")
         if _has_node(args):
-            raise TypeError(
-                f"fg.jacobian/fg.hessian of {getattr(fun, '__name__', fun)!r} got static graph "
-                f"nodes (inside @fg.function or a graph): only fg.grad and fg.value_and_grad "
-                f"differentiate those; call the jacobian eagerly, outside fg.function")
+            raise unsupported
         nested = _inside_transform() or any(_any_traced(args[i]) for i in nums)
         templates = [args[i] for i in nums]
         with _scope():
             args, watched = _watch_args(args, nums)
-            out = fun(*args, **kwargs)
+            if _tracing():   # a closure may hold the trace's Nodes: say so, not "cannot mix"
+                from ..static.node import MixedKindsError
+                try:
+                    out = fun(*args, **kwargs)
+                except MixedKindsError:
+                    raise unsupported from None
+            else:
+                out = fun(*args, **kwargs)
 
             def jac(o):
                 """The Jacobian(s) of one output leaf (the output's structure is kept, as JAX
