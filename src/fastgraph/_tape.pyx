@@ -806,6 +806,25 @@ cdef bint _holds_graph_value(object seq, dict seen, int depth) except -1:
     return found
 
 
+cpdef bint holds_graph_value(tuple values) except -1:
+    """Whether ``values`` hold a Tensor or another kind's value (a graph Node), themselves or
+    inside a (nested) list, tuple or object array: what ``apply`` reads as a value of the graph
+    and packs.  ``fastgraph.numpy`` (op or NumPy?) and ``as_node`` (pack a list?) ask the same."""
+    cdef object v
+    cdef dict seen = None
+    for v in values:
+        if isinstance(v, TensorBase):
+            return True
+        if _is_sequence(v):
+            if seen is None:
+                seen = {}
+            if _holds_graph_value(v, seen, 1):
+                return True
+        elif _other_kinds and type(v) in _other_kinds:
+            return True
+    return False
+
+
 cdef tuple _pack_sequences(tuple args):
     """``args`` with each sequence (list, tuple, object array) that holds Tensors (or Nodes)
     packed into one array of the graph by ``stack`` (autograd's ``np.array([x, y])``), so its

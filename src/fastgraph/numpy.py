@@ -17,7 +17,7 @@ import sys as _sys
 import numpy as _np
 
 from . import ops as _ops
-from .eager.tensor import Tensor as _Tensor
+from ._tape import holds_graph_value as _holds_graph_value
 from .eager.numpy_protocols import numpy_call_to_fastgraph as _to_fastgraph
 from .ops import *  # noqa: F401,F403  (the vocabulary, under NumPy names)
 from . import linalg  # noqa: F401
@@ -27,23 +27,10 @@ __all__ = list(_ops.PUBLIC) + ["absolute", "amax", "amin", "true_divide", "radia
                                "linalg"]
 
 
-def _graph_value_in(values, seen: set | None = None) -> bool:
-    """Whether any value (or an item of a list/tuple among them) is a Tensor or a Node.  Each
-    list is walked once (``seen``), so one that contains itself or shares sub-lists is no
-    trouble: NumPy's own function then reports it."""
-    for v in values:
-        t = type(v)
-        if t is _Tensor or t in _NODE_TYPES or isinstance(v, _Tensor):
-            return True
-        if isinstance(v, (list, tuple)) and v:
-            if seen is None:
-                seen = set()
-            if id(v) in seen or len(seen) > 100_000:
-                continue
-            seen.add(id(v))
-            if _graph_value_in(v, seen):
-                return True
-    return False
+#: whether any of a tuple of values (or an item of a list, tuple or object array among them) is a
+#: Tensor or a Node: the tape's own test of what it packs (a list that contains itself raises
+#: NumPy's ValueError)
+_graph_value_in = _holds_graph_value
 
 
 def _node_in(values) -> bool:
@@ -55,7 +42,7 @@ def _numpy_for_plain_values(fg_fn, np_fn):
 
     @functools.wraps(fg_fn)
     def op(*args, **kwargs):
-        if _graph_value_in(args) or (kwargs and _graph_value_in(kwargs.values())):
+        if _graph_value_in(args) or (kwargs and _graph_value_in(tuple(kwargs.values()))):
             if is_ufunc and not kwargs:
                 return fg_fn(*args)
             # NumPy's spellings and positions (np.sum(a=t), np.clip(t, min=0)) in fastgraph's
@@ -103,7 +90,8 @@ def array(object, dtype=None, *, copy: bool = True, **kwargs):
     if copy is False:
         raise ValueError("array: copy=False cannot be honoured for a Tensor or Node (NumPy 2 "
                          "raises the same way when a copy is needed); use asarray")
-    out = _ops.stack(object) if isinstance(object, (list, tuple)) else _ops.copy(object)
+    # (stack makes a new array; a Tensor or Node itself is copied)
+    out = _stacked(object) if _is_sequence(object) else _ops.copy(object)
     return out if dtype is None else _ops.astype(out, dtype)
 
 
@@ -115,8 +103,17 @@ def asarray(a, dtype=None, **kwargs):
     if kwargs:
         raise TypeError(f"asarray: {', '.join(sorted(kwargs))} not supported for a Tensor or "
                         f"Node (only dtype=)")
-    out = _ops.stack(a) if isinstance(a, (list, tuple)) else a
+    out = _stacked(a) if _is_sequence(a) else a
     return out if dtype is None or _np.dtype(dtype) == out.dtype else _ops.astype(out, dtype)
+
+
+def _is_sequence(v) -> bool:
+    """A list, tuple or object array: what the tape packs (a Tensor or Node is one value)."""
+    return isinstance(v, (list, tuple)) or (isinstance(v, _np.ndarray) and v.dtype == object)
+
+
+def _stacked(seq):
+    return _ops.stack(list(seq))
 
 
 _export("copy", _ops.copy)

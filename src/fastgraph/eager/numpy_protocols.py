@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import ops as F
 from .tensor import Tensor
+from .._tree import find_leaf, map_structure
 from . import grad_mode as _gm
 
 # ufunc name -> fastgraph function (NumPy's names, with the few spellings that differ)
@@ -34,37 +35,22 @@ FUNCTIONS = {getattr(np, name): getattr(F, name) for name in (
     "cumsum diff flip roll moveaxis repeat tile atleast_1d atleast_2d atleast_3d hstack vstack "
     "dstack column_stack diagonal diag trace triu tril tensordot round around"
 ).split()}
-FUNCTIONS.update({np.fix: F.trunc})
-FUNCTIONS.update({np.amax: F.max, np.amin: F.min, np.linalg.inv: F.inv, np.linalg.solve: F.solve,
-                  np.linalg.det: F.det, np.linalg.slogdet: F.slogdet, np.linalg.norm: F.norm})
+FUNCTIONS.update({np.amax: F.max, np.amin: F.min, np.fix: F.trunc, np.linalg.inv: F.inv,
+                  np.linalg.solve: F.solve, np.linalg.det: F.det, np.linalg.slogdet: F.slogdet,
+                  np.linalg.norm: F.norm})
+
+
+def _data(v):
+    return v.data if isinstance(v, Tensor) else v
 
 
 def _unwrap(x):
-    if isinstance(x, Tensor):
-        return x.data
-    if isinstance(x, (list, tuple)):
-        if hasattr(x, "_fields"):  # a namedtuple (fg.linalg.slogdet's SlogdetResult)
-            return type(x)(*[_unwrap(v) for v in x])
-        return type(x)(_unwrap(v) for v in x)
-    return x
+    """``x`` with every Tensor (also inside lists, tuples and dicts) as its data."""
+    return map_structure(_data, x)
 
 
-def _requiring_grad(values, depth: int = 0):
-    """The first Tensor that requires grad among ``values`` (and inside their lists, tuples and
-    dicts), or None."""
-    for v in values:
-        if isinstance(v, Tensor):
-            if v._requires_grad:
-                return v
-        elif isinstance(v, (list, tuple)) and depth < 32:
-            found = _requiring_grad(v, depth + 1)
-            if found is not None:
-                return found
-        elif isinstance(v, dict) and depth < 32:
-            found = _requiring_grad(v.values(), depth + 1)
-            if found is not None:
-                return found
-    return None
+def _requires_grad(v) -> bool:
+    return isinstance(v, Tensor) and v._requires_grad
 
 
 def _floating(value, depth: int = 0) -> bool:
@@ -109,9 +95,9 @@ def _check_no_lost_gradient(name, args, kwargs, out, result=None, before=False):
         if name != "np.full_like":
             return
         args = args[1:]
-    holder = _requiring_grad(args)
+    holder = find_leaf(_requires_grad, args)
     if holder is None and kwargs:
-        holder = _requiring_grad(kwargs.values())
+        holder = find_leaf(_requires_grad, kwargs)
     if holder is None:
         return
     if before:

@@ -25,6 +25,7 @@ from .. import ops as F
 from . import grad_mode as _gm
 from .autograd import grad as _autograd_grad
 from .tensor import Tensor
+from .._tree import find_leaf, map_structure
 
 __all__ = ["grad", "value_and_grad", "elementwise_grad", "jacobian", "hessian",
            "hessian_vector_product", "hvp"]
@@ -67,13 +68,7 @@ def _has_node(args) -> bool:
     """Whether any argument is (or a list, tuple or dict argument holds) a static graph ``Node``
     (the transforms then differentiate symbolically with ``fg.gradients``)."""
     from ..static.node import NODE_TYPES
-    for a in args:
-        if type(a) in NODE_TYPES:
-            return True
-        if isinstance(a, (list, tuple, dict)) and _has_node(
-                a.values() if isinstance(a, dict) else a):
-            return True
-    return False
+    return find_leaf(lambda v: type(v) in NODE_TYPES, args) is not None
 
 
 def _watch(x):
@@ -105,22 +100,20 @@ def _watch_args(args: tuple, nums: tuple) -> tuple[list, list]:
         return w
 
     for i in nums:
-        args[i] = _map_structure(watch, args[i])
+        args[i] = map_structure(watch, args[i])
     return args, watched
 
 
 def _any_traced(x) -> bool:
     """Whether ``x``, or an array of a list, tuple or dict ``x``, is being traced."""
-    if isinstance(x, Tensor) or not isinstance(x, (list, tuple, dict)):
-        return _is_traced(x)
-    return any(_any_traced(v) for v in (x.values() if isinstance(x, dict) else x))
+    return find_leaf(_is_traced, x) is not None
 
 
 def _unflatten(templates, flat) -> tuple:
     """``flat`` (one value per watched tensor, in order) put back into the structures of the
     differentiated arguments ``templates``."""
     it = iter(flat)
-    return tuple(_map_structure(lambda v: None if v is None else next(it), t)
+    return tuple(map_structure(lambda v: None if v is None else next(it), t)
                  for t in templates)
 
 
@@ -135,7 +128,7 @@ def _argnums_kw(argnums, argnum):
 
 def _numpy(v):
     """Tensors -> NumPy values (0-d as NumPy scalars), through lists, tuples and dicts."""
-    return _map_structure(_numpy_leaf, v)
+    return map_structure(_numpy_leaf, v)
 
 
 def _numpy_leaf(v):
@@ -302,22 +295,10 @@ def jacobian(fun: Callable, argnums=0, *, argnum=None) -> Callable:
                 jacs = _unflatten(templates, jacs)
                 return jacs[0] if single else jacs
 
-            result = _map_structure(jac, out)
+            result = map_structure(jac, out)
         return result if nested else _numpy(result)
 
     return wrapper
-
-
-def _map_structure(fn, out):
-    """``fn`` applied to every leaf of ``out`` (lists, tuples, namedtuples, dicts kept)."""
-    if isinstance(out, Tensor) or not isinstance(out, (list, tuple, dict)):
-        return fn(out)
-    if isinstance(out, dict):
-        from ..static.session import _dict_like
-        return _dict_like(out, [(k, _map_structure(fn, v)) for k, v in out.items()])
-    if isinstance(out, tuple) and hasattr(out, "_fields"):
-        return type(out)(*(_map_structure(fn, v) for v in out))
-    return type(out)(_map_structure(fn, v) for v in out)
 
 
 def _output_tensor(out, fun, transform: str) -> Tensor:

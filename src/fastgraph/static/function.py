@@ -41,11 +41,12 @@ import weakref
 import numpy as np
 
 from .. import _tape
+from .._tree import dict_like, find_leaf, map_structure
 from .. import ops as F
 from .gradients import gradients
 from .graph import Graph
 from .node import NODE_TYPES, PLACEHOLDER, Node, as_node
-from .session import Session, _dict_like, _flatten
+from .session import Session, _flatten
 from .variables import Variable, _make_assign, placeholder
 
 __all__ = ["function", "clear_caches", "static_value_and_grad"]
@@ -99,19 +100,14 @@ def _arg_value(a):
         return a
     if a is None or type(a) in _CONTAINERS or (isinstance(a, tuple) and hasattr(a, "_fields")):
         raise _Structured
-    if isinstance(a, (list, tuple, dict)) and _tape.is_grad_enabled() and _needs_grad_in(a):
+    if isinstance(a, (list, tuple, dict)) and _tape.is_grad_enabled() and \
+            find_leaf(_requires_grad, a) is not None:
         raise _Inline   # (a container class of its own is a leaf: np.asarray would strip it)
     return np.asarray(a)
 
 
-def _needs_grad_in(seq, depth: int = 0) -> bool:
-    """Whether a container holds an eager Tensor that requires grad."""
-    for v in (seq.values() if isinstance(seq, dict) else seq):
-        if _is_tensor(v) and v.requires_grad:
-            return True
-        if isinstance(v, (list, tuple, dict)) and depth < 64 and _needs_grad_in(v, depth + 1):
-            return True
-    return False
+def _requires_grad(v) -> bool:
+    return _is_tensor(v) and v.requires_grad
 
 
 # ---- structured arguments (JAX's pytrees) ---------------------------------------------------
@@ -586,7 +582,7 @@ def _leafify(v, graph):
     if t is tuple:
         return tuple([_leafify(x, graph) for x in v])
     if isinstance(v, dict):
-        return _dict_like(v, [(k, _leafify(x, graph)) for k, x in v.items()])
+        return dict_like(v, [(k, _leafify(x, graph)) for k, x in v.items()])
     if isinstance(v, tuple) and hasattr(v, "_fields"):    # a namedtuple
         return t(*[_leafify(x, graph) for x in v])
     if isinstance(v, (list, tuple)):
@@ -606,31 +602,15 @@ def function(fun=None, *, disable=(), donate_argnums=()):
     return Function(fun, disable, donate_argnums)
 
 
-def _map_leaves(fn, v):
-    """``fn`` applied to every leaf of ``v`` (lists, tuples, namedtuples and dicts kept)."""
-    if type(v) in NODE_TYPES or not isinstance(v, (list, tuple, dict)):
-        return fn(v)
-    if isinstance(v, dict):
-        return _dict_like(v, [(k, _map_leaves(fn, x)) for k, x in v.items()])
-    if isinstance(v, tuple) and hasattr(v, "_fields"):
-        return type(v)(*(_map_leaves(fn, x) for x in v))
-    return type(v)(_map_leaves(fn, x) for x in v)
-
-
-def _nodes_in(args):
-    """The graph Nodes among ``args``, looking inside lists, tuples and dicts."""
-    for a in args:
-        if type(a) in NODE_TYPES:
-            yield a
-        elif isinstance(a, (list, tuple, dict)):
-            yield from _nodes_in(a.values() if isinstance(a, dict) else a)
+def _is_node(v) -> bool:
+    return type(v) in NODE_TYPES
 
 
 def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
     """``value_and_grad`` on Node arguments, or inside an ``fg.function`` trace: symbolic
     gradients."""
-    graph = next(_nodes_in(args), None)
-    graph = tracing_graph() if graph is None else graph.graph
+    node = find_leaf(_is_node, args)
+    graph = tracing_graph() if node is None else node.graph
     args = list(args)
     xs: list = []  # the differentiated Nodes: each array of a list, tuple or dict argument
 
@@ -650,7 +630,7 @@ def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
 
     templates = [args[i] for i in nums]
     for i in nums:
-        args[i] = _map_leaves(differentiable, args[i])
+        args[i] = map_structure(differentiable, args[i])
     out = fun(*args, **kwargs)
     aux = None
     if has_aux:
@@ -664,7 +644,7 @@ def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
     gs = gradients(out, xs) if xs else []
     gs = iter([F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x) if g is None else g
                for x, g in zip(xs, gs)])
-    gs = tuple(_map_leaves(lambda v: None if v is None else next(gs), t)   # the arguments'
+    gs = tuple(map_structure(lambda v: None if v is None else next(gs), t)   # the arguments'
                for t in templates)                                           # structure
     result = gs[0] if single else gs
     return ((out, aux) if has_aux else out), result

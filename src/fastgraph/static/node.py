@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as F
+from .._tape import holds_graph_value
 from ..ops._registry import OpDef, register_kind
 from ..ops.methods import OpMethods
 from .graph import Graph, get_default_graph
@@ -225,27 +226,13 @@ def as_node(value, graph: Graph | None = None, dtype=None):
         if dtype is not None and value.dtype != np.dtype(dtype):
             return F.astype(value, dtype)
         return value
-    if isinstance(value, (list, tuple)) and _holds_node(value):
+    if isinstance(value, (list, tuple)) and holds_graph_value((value,)):
         return as_node(F.stack(value), graph, dtype)  # one node, as TF1 packs such a list
     _reject_tensor(value)
     g = graph or get_default_graph()
     if dtype is not None:
         return implicit_constant(g, np.asarray(value, dtype=dtype))
     return implicit_constant(g, value)
-
-
-def _holds_node(seq, seen: set | None = None, depth: int = 0) -> bool:
-    """Whether a (nested) list or tuple holds a Node; each list is walked once (``seen``), and
-    nesting deeper than NumPy's 64 dimensions is NumPy's to reject."""
-    seen = set() if seen is None else seen
-    seen.add(id(seq))
-    for v in seq:
-        if type(v) in NODE_TYPES:
-            return True
-        if isinstance(v, (list, tuple)) and id(v) not in seen and depth < 64 \
-                and _holds_node(v, seen, depth + 1):
-            return True
-    return False
 
 
 _TENSOR_TYPE = []     # [fg.Tensor], looked up on first use (eager imports static lazily too)

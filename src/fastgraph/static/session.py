@@ -7,11 +7,11 @@ plan and restores the fetch structure.  Nothing is committed unless the whole ru
 from __future__ import annotations
 
 import contextlib
-from collections import defaultdict
 import gc
 
 import numpy as np
 
+from .._tree import dict_like
 from .errors import InvalidArgumentError
 from .executor import UNINIT, Plan
 from .graph import Graph, get_default_graph
@@ -25,18 +25,6 @@ _ndarray = np.ndarray
 _generic = np.generic
 _F64 = np.dtype(np.float64)
 _f64 = np.float64
-
-
-def _dict_like(template, items):
-    """A dict of ``template``'s type holding ``items`` (a defaultdict keeps its factory)."""
-    t = type(template)
-    if t is dict:
-        return dict(items)
-    if isinstance(template, defaultdict):
-        out = t(template.default_factory)
-        out.update(items)
-        return out
-    return t(items)
 
 
 def _flatten(fetches, leaves, graph):
@@ -55,7 +43,7 @@ def _flatten(fetches, leaves, graph):
     if isinstance(fetches, dict):
         keys = list(fetches)
         subs = [_flatten(fetches[k], leaves, graph) for k in keys]
-        return lambda vals: _dict_like(fetches, zip(keys, (s(vals) for s in subs))) \
+        return lambda vals: dict_like(fetches, zip(keys, (s(vals) for s in subs))) \
             if t is not dict else {k: s(vals) for k, s in zip(keys, subs)}
     if isinstance(fetches, (list, tuple)):
         start = len(leaves)
