@@ -170,12 +170,13 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, *,
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args))
-        from ..static.function import static_value_and_grad
         if _has_node(args):  # inside a static graph (fg.function): symbolic
+            from ..static.function import static_value_and_grad
             return static_value_and_grad(fun, args, kwargs, nums, single, has_aux)
         if _tracing() and not _inside_transform():
             # plain arguments inside an fg.function trace: eager unless the body reaches a
             # Node through a closure (then symbolic, so that path is differentiated too)
+            from ..static.function import static_value_and_grad
             from ..static.node import MixedKindsError
             try:
                 return eager(args, kwargs, nums, single)
@@ -257,12 +258,8 @@ def jacobian(fun: Callable, argnums=0, *, argnum=None) -> Callable:
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args))
-        unsupported = TypeError(
-            f"fg.jacobian/fg.hessian of {getattr(fun, '__name__', fun)!r} got static graph "
-            f"nodes (inside @fg.function or a graph): only fg.grad and fg.value_and_grad "
-            f"differentiate those; call the jacobian eagerly, outside fg.function")
         if _has_node(args):
-            raise unsupported
+            raise _jacobian_of_nodes(fun)
         nested = _inside_transform() or any(_any_traced(args[i]) for i in nums)
         templates = [args[i] for i in nums]
         with _scope():
@@ -272,7 +269,7 @@ def jacobian(fun: Callable, argnums=0, *, argnum=None) -> Callable:
                 try:
                     out = fun(*args, **kwargs)
                 except MixedKindsError:
-                    raise unsupported from None
+                    raise _jacobian_of_nodes(fun) from None
             else:
                 out = fun(*args, **kwargs)
 
@@ -299,6 +296,13 @@ def jacobian(fun: Callable, argnums=0, *, argnum=None) -> Callable:
         return result if nested else _numpy(result)
 
     return wrapper
+
+
+def _jacobian_of_nodes(fun) -> TypeError:
+    return TypeError(
+        f"fg.jacobian/fg.hessian of {getattr(fun, '__name__', fun)!r} got static graph nodes "
+        f"(inside @fg.function or a graph): only fg.grad and fg.value_and_grad differentiate "
+        f"those; call the jacobian eagerly, outside fg.function")
 
 
 def _output_tensor(out, fun, transform: str) -> Tensor:
