@@ -873,22 +873,19 @@ _tril_op = defop("tril", lambda x, k: np.tril(x, k), lambda g, ans, x, k: tril(g
                  shape=_tri_shape("tril"))
 
 
-def triu(x, k=0):
-    """The upper triangle (on and above diagonal ``k``) of the last two axes, NumPy's
-    ``np.triu``; the rest zero."""
-    x = _as_operand(x)
-    if _known_ndim(x, "triu") == 0:
-        raise ValueError("triu: input must be at least 1-d")
-    return apply(_triu_op, (x,), {"k": _shapes.as_int(k, "triu", "k")})
+def _triangle(op, side: str):
+    def fn(x, k=0):
+        x = _as_operand(x)
+        if _known_ndim(x, op.name) == 0:
+            raise ValueError(f"{op.name}: input must be at least 1-d")
+        return apply(op, (x,), {"k": _shapes.as_int(k, op.name, "k")})
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = (f"The {side} triangle (on and {'above' if side == 'upper' else 'below'} "
+                  f"diagonal ``k``) of the last two axes, NumPy's ``np.{op.name}``; the rest "
+                  f"zero.")
+    return fn
 
 
-def tril(x, k=0):
-    """The lower triangle (on and below diagonal ``k``) of the last two axes, NumPy's
-    ``np.tril``; the rest zero."""
-    x = _as_operand(x)
-    if _known_ndim(x, "tril") == 0:
-        raise ValueError("tril: input must be at least 1-d")
-    return apply(_tril_op, (x,), {"k": _shapes.as_int(k, "tril", "k")})
-
-
+triu = _triangle(_triu_op, "upper")
+tril = _triangle(_tril_op, "lower")
 triu.op, tril.op = _triu_op, _tril_op
