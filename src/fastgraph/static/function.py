@@ -205,8 +205,7 @@ def _feed(v):
 
 
 class _Traced:
-    __slots__ = ("plan", "rebuild", "store", "graph", "n_args", "feed_pos", "donated", "paired",
-                 "strong")
+    __slots__ = ("plan", "rebuild", "store", "graph", "feed_pos", "donated", "paired", "strong")
 
 
 def _memory_owner(v):
@@ -295,8 +294,7 @@ class Function:
     def _donated_positions(self, n_args: int, structure=None) -> list[int]:
         """The positions in the (flattened) arguments that ``donate_argnums`` donates: every
         leaf of a structured argument."""
-        if structure is not None:
-            n_args = len(structure[0])
+        n_args = n_args if structure is None else len(structure[0])
         pos = []
         for i in self.donate_argnums:
             if not -n_args <= i < n_args:
@@ -304,7 +302,7 @@ class Function:
                                  f"out of range for {n_args} positional argument(s)")
             if i % n_args not in pos:
                 pos.append(i % n_args)
-        if structure is not None:
+        if structure is not None:   # every leaf of a structured argument
             offsets = structure[1]
             pos = [j for i in pos for j in range(offsets[i], offsets[i + 1])]
         return sorted(pos)
@@ -381,7 +379,6 @@ class Function:
             t.rebuild = rebuild
             t.store = sess._store
             t.graph = g
-            t.n_args = len(vals)
             t.feed_pos = feed_pos if donated else None
             t.donated = [(i, args[i].var_index, args[i].dtype) for i in donated]
             t.paired = [(k, var.var_index) for k, var in paired]
