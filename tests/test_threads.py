@@ -59,21 +59,28 @@ def test_one_session_from_many_threads():
             np.testing.assert_array_equal(got_gw, want_gw)
 
 
+def _loss_and_grad_step():
+    return fg.function(fg.value_and_grad(lambda w, x: fg.sum(fg.tanh(fg.matmul(x, w)) ** 2)))
+
+
+def _assert_every_result(results, want_loss, want_grad):
+    for per_thread in results:
+        for got_loss, got_grad in per_thread:
+            assert got_loss == want_loss
+            np.testing.assert_array_equal(got_grad, want_grad)
+
+
 def test_one_function_from_many_threads():
     X, W = _data(1)
-    step = fg.function(fg.value_and_grad(lambda w, x: fg.sum(fg.tanh(fg.matmul(x, w)) ** 2)))
-    want_loss, want_g = step(W, X)
-    for per_thread in _in_threads(lambda i: step(W, X)):
-        for got_loss, got_g in per_thread:
-            assert got_loss == want_loss
-            np.testing.assert_array_equal(got_g, want_g)
+    step = _loss_and_grad_step()
+    _assert_every_result(_in_threads(lambda i: step(W, X)), *step(W, X))
 
 
 def test_clearing_a_function_while_other_threads_run_it():
     # a run in progress keeps the plan it started with; the next call traces again
     X, W = _data(3)
-    step = fg.function(fg.value_and_grad(lambda w, x: fg.sum(fg.tanh(fg.matmul(x, w)) ** 2)))
-    want_loss, want_g = step(W, X)
+    step = _loss_and_grad_step()
+    want = step(W, X)
 
     def work(i):
         if i == 0:
@@ -82,10 +89,7 @@ def test_clearing_a_function_while_other_threads_run_it():
             fg.clear_caches()
         return step(W, X)
 
-    for per_thread in _in_threads(work):
-        for got_loss, got_g in per_thread:
-            assert got_loss == want_loss
-            np.testing.assert_array_equal(got_g, want_g)
+    _assert_every_result(_in_threads(work), *want)
     assert step.trace_count > 2 and step.cache_size == 1
 
 
