@@ -52,11 +52,8 @@ def test_one_session_from_many_threads():
         init = fg.global_variables_initializer()
     sess = fg.Session(graph=g)
     sess.run(init)
-    want_loss, want_gw = sess.run([loss, gw], {x: X})
-    for per_thread in _in_threads(lambda i: sess.run([loss, gw], {x: X})):
-        for got_loss, got_gw in per_thread:
-            assert got_loss == want_loss
-            np.testing.assert_array_equal(got_gw, want_gw)
+    want = sess.run([loss, gw], {x: X})
+    _assert_every_result(_in_threads(lambda i: sess.run([loss, gw], {x: X})), *want)
 
 
 def _loss_and_grad_step():
