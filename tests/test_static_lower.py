@@ -115,3 +115,26 @@ def test_log_softmax_pick_row_sums_fold_to_the_seed(dtype, rng):
     p /= p.sum(1, keepdims=True)
     p[np.arange(12), labels] -= 1
     np.testing.assert_allclose(got[1], p / 12, rtol=1e-5, atol=1e-7)
+
+
+def test_a_product_never_writes_over_its_own_operand(rng):
+    """The buffer planner gives a step that is not elementwise (a matmul) a buffer none of its
+    inputs lives in -- ``np.matmul`` would copy such an operand first -- while elementwise
+    steps still take their dying input's buffer (in place)."""
+    import re
+    x = rng.standard_normal((8, 6))
+    w = rng.standard_normal((6, 6))
+
+    def build(a, b):
+        d = fg.tanh(a) + 1.0          # dies in the product below, same shape as its result
+        return [fg.matmul(fg.exp(fg.matmul(d, b)), b)]
+
+    (out,), text = _run(build, [x, w])
+    np.testing.assert_array_equal(out, np.matmul(np.exp(np.matmul(np.tanh(x) + 1.0, w)), w))
+    steps = _steps(text)
+    buf = {m.group(1): m.group(2) for m in re.finditer(r"(\S+) = .* -> buffer (\d+)", steps)}
+    mm = next(line for line in steps.splitlines() if "= matmul(fused" in line)
+    mm_name, operand = re.match(r"\s*(\S+) = matmul\((\S+),", mm).groups()
+    assert operand in buf and mm_name in buf and buf[mm_name] != buf[operand]
+    ew = next(line for line in steps.splitlines() if "(matmul" in line and "matmul(" not in line)
+    assert buf[re.match(r"\s*(\S+) =", ew).group(1)] == buf[mm_name]   # exp in place

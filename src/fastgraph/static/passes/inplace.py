@@ -20,16 +20,7 @@ commit then installs.  Saves an allocation and a stream of fresh memory per upda
 from __future__ import annotations
 
 from ..plan import live_order, users_of
-from .buffers import is_fresh_step, ufunc_of
-
-
-def _elementwise(v) -> bool:
-    """Does step ``v`` compute elementwise (so ``out=`` may be one of its inputs)?"""
-    if v.kind == "op":
-        return ufunc_of(v) is not None
-    if v.kind != "call" or not v.fresh or v.n_outputs != 1:
-        return False
-    return bool(getattr(v.fn, "elementwise", False))
+from .buffers import is_fresh_step, writes_elementwise
 
 
 def _views(var, order, users) -> list:
@@ -86,7 +77,7 @@ def inplace(ir, ctx) -> None:
         if a.kind != "assign" or n_assign[a.var_index] != 1:
             continue
         v = a.inputs[0]
-        if not _elementwise(v) or users.get(id(v)) != [a] or id(v) in fetched:
+        if not writes_elementwise(v) or users.get(id(v)) != [a] or id(v) in fetched:
             continue
         var = next((q for q in v.inputs if q.kind == "var" and q.var_index == a.var_index), None)
         if var is None or var.shape is None or v.shape is None or \
