@@ -2,7 +2,7 @@
 module and can be switched off by name (``fg.Session(disable=("fold",))``).
 
 A ``fuse`` pass (module ``fuse.py`` here, defining ``fuse(ir, ctx)``) is picked up automatically
-and runs between ``merge`` and ``lower``: it replaces groups of elementwise ``op`` steps by
+and runs between ``blas`` and ``lower``: it replaces groups of elementwise ``op`` steps by
 ``call`` steps (see :mod:`fastgraph.static.plan`).
 """
 from __future__ import annotations
@@ -13,11 +13,13 @@ from .prune import prune
 from .fold import fold
 from .simplify import simplify
 from .merge import merge
+from .blas import blas
 from .lower import lower
 from .inplace import inplace
 from .buffers import buffers
 
-PIPELINE: list = [("prune", prune), ("fold", fold), ("simplify", simplify), ("merge", merge)]
+PIPELINE: list = [("prune", prune), ("fold", fold), ("simplify", simplify), ("merge", merge),
+                  ("blas", blas)]
 
 try:  # the next issue's pass slots in here when its module exists
     _fuse = importlib.import_module(__name__ + ".fuse")

@@ -405,6 +405,8 @@ def _runs_threaded_blas(order) -> bool:
     gone to sleep.  So such plans keep their kernels on one thread (``BLAS_PLANS_ONE_THREAD``),
     up to ``BLAS_HOLD_WORK``: from 4.2M elements on, 1 and 2 threads came out even."""
     for p in order:
+        if p.kind == "call" and getattr(p.fn, "threaded_blas", False):
+            return True     # the ``blas`` pass's calls
         if p.kind != "op" or p.op.name not in BLAS_OPS:
             continue
         if p.op.name == "matmul":
