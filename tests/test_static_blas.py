@@ -368,3 +368,15 @@ def test_any_blas_thread_count_gives_numpys_bits(threads, rng):
     assert out[0][0] == out[1][0]
     for p, q in zip(out[0][1], out[1][1]):
         np.testing.assert_array_equal(p, q)
+
+
+@needs_blas
+def test_products_too_large_to_check_are_kept(monkeypatch, rng):
+    monkeypatch.setattr(blas_pass, "MAX_CHECKED_MNK", 1000)
+    a = rng.standard_normal((8, 400)).astype(np.float32)
+    d = rng.standard_normal((8, 400)).astype(np.float32)
+    v = rng.standard_normal((400, 400)).astype(np.float32)
+    f = fg.function(lambda v, a, d: v - 0.5 * fg.matmul(fg.transpose(a), d))
+    text = f.explain(v, a, d)
+    assert "too large to check" in text and "axpy_subtract(" not in text
+    np.testing.assert_array_equal(f(v, a, d), v - np.float32(0.5) * np.matmul(a.T, d))

@@ -34,6 +34,9 @@ from .lower import _is_last_swap
 
 #: updates of fewer elements stay with the fused kernels (as fast there, measured)
 MIN_ELEMENTS = 1 << 17
+#: products of more multiply-adds are not checked (two products at compile time: ~0.1 s here);
+#: OpenBLAS splits sums over more than 320 (float32) or 256 (float64) k anyway, measured here
+MAX_CHECKED_MNK = 1 << 32
 #: OpenBLAS runs a product of up to this many multiply-adds on the calling thread (as
 #: ``fuse.BLAS_THREADED_MNK``) and ``axpy`` on more than 10,000 elements on its threads
 THREADED_MNK = 1 << 18
@@ -175,11 +178,14 @@ def blas(ir, ctx) -> None:
                 ctx.note("blas", "NumPy's BLAS is not scipy-openblas: nothing to do")
         if not loaded:
             break
+        k = a.shape[0] if ta else a.shape[1]
+        if prod(u.shape) * k > MAX_CHECKED_MNK:
+            ctx.note("blas", f"{u.name}: kept (a product too large to check at compile time)")
+            continue
         if not _scaled_gemm_exact(dt, a.shape, b.shape, ta, tb):
             ctx.note("blas", f"{u.name}: kept (BLAS's scaled product differs from NumPy's "
                              f"product times {alpha} on this shape)")
             continue
-        k = a.shape[0] if ta else a.shape[1]
         w.kind, w.op, w.inputs, w.fresh = "call", None, [a, b], True
         w.fn = ScaledMatmul(alpha, ta, tb, prod(u.shape) * k)
         w.note = f"alpha={alpha}" + "".join(
