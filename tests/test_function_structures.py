@@ -195,3 +195,21 @@ def test_a_container_subclass_holding_a_grad_tensor_runs_eagerly():
     fn = fg.function(lambda x: (x[0] ** 2).sum())
     np.testing.assert_array_equal(fg.grad(lambda z: fn(Params([z])))(np.array([1.0, 2.0])),
                                   [2.0, 4.0])
+
+
+@pytest.mark.parametrize("call,where", [
+    (lambda: fg.function(lambda x, s: x)(np.ones(3), "abc"), "argument s is 'abc'"),
+    (lambda: fg.function(lambda d: d["x"])({"x": np.ones(3), "name": "abc"}),
+     "argument d, at d['name'], is 'abc'"),
+    (lambda: fg.function(lambda p, x: x)([P(1.0, "q")], 1.0), "at p[0].b, is 'q'"),
+    (lambda: fg.function(lambda *a: a[0])(np.ones(3), 1j), "argument #1 is 1j"),
+    (lambda: fg.function(lambda x, o: x)(np.ones(3), object()), "argument o is <object"),
+    (lambda: fg.function(lambda x, s: x, donate_argnums=(1,))(np.ones(3), np.array(["a"])),
+     "argument s is array(['a']"),
+])
+def test_a_leaf_a_graph_cannot_take_is_named(call, where):
+    """A string, object or complex argument (or leaf of one) gets an error naming it and the
+    way out (JAX names the argument's path too)."""
+    with pytest.raises(TypeError, match="keyword argument") as e:
+        call()
+    assert where in str(e.value)

@@ -33,6 +33,7 @@ unspecified values after an error -- in practice their old ones: in-place writes
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections import OrderedDict, defaultdict
 import warnings
@@ -87,6 +88,12 @@ class _Structured(Exception):
     """An argument is a list, tuple or dict: the call takes the structured path."""
 
 
+def _short_repr(v) -> str:
+    """A value for an error message: ``'abc'``, ``array(['a', 'b'], dtype='<U1')``, cut short."""
+    r = repr(v.item() if getattr(v, "ndim", 1) == 0 else v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
 def _arg_value(a):
     """An argument as traced and fed: ndarrays, NumPy scalars and weak Python scalars as they
     are, eager Tensors as their data, anything else through ``np.asarray``."""
@@ -136,6 +143,22 @@ def _flatten_arg(a, leaves: list, depth: int = 0):
         return None
     leaves.append(a)
     return _LEAF
+
+
+def _leaf_paths(key, prefix: str):
+    """Where each leaf of a structured argument sits, in leaf order: ``d['w']``, ``p[0].bias``."""
+    if key is _LEAF:
+        yield prefix
+    elif key is None:
+        return
+    elif key[0] == "dict":
+        for k, kid in zip(key[3], key[4]):
+            yield from _leaf_paths(kid, f"{prefix}[{k!r}]")
+    else:
+        kind, kids = key
+        fields = getattr(kind, "_fields", None)
+        for i, kid in enumerate(kids):
+            yield from _leaf_paths(kid, f"{prefix}.{fields[i]}" if fields else f"{prefix}[{i}]")
 
 
 def _unflatten_arg(key, leaves):
@@ -317,10 +340,37 @@ class Function:
 
     def trace(self, vals, kwargs, structure=None) -> _Traced:
         self.trace_count += 1
+        for i, v in enumerate(vals):
+            if type(v) not in _WEAK and v.dtype.kind not in "biuf":
+                raise TypeError(
+                    f"fg.function({self.fun.__name__}): {self._argument_name(i, structure)} is "
+                    f"{_short_repr(v)} of dtype {v.dtype}, which a graph cannot take (bool, "
+                    f"integer, float32 or float64 values); pass it as a keyword argument (each "
+                    f"value traces once) or close over it")
         t = self._trace(vals, kwargs, (), structure)
         if type(t) is tuple:    # weak arguments to trace strong: see _weak_only
             t = self._trace(vals, kwargs, t, structure)
         return t
+
+    def _argument_name(self, i: int, structure=None) -> str:
+        """Leaf ``i`` of the flattened arguments, for error messages: ``argument x`` (by the
+        function's parameter name where it has one, else ``#3``), ``argument d, at
+        d['name'],``."""
+        leaf = None
+        if structure is not None:
+            keys, offsets = structure
+            j = next(j for j in range(len(offsets) - 1) if offsets[j] <= i < offsets[j + 1])
+            leaf, i = i - offsets[j], j
+        try:
+            params = list(inspect.signature(self.fun).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        name = (params[i].name if i < len(params) and params[i].kind in
+                (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                else f"#{i}")
+        if leaf is None or keys[i] is _LEAF:
+            return f"argument {name}"
+        return f"argument {name}, at {list(_leaf_paths(keys[i], name))[leaf]},"
 
     def _trace(self, vals, kwargs, strong, structure=None) -> _Traced:
         """Trace with placeholders; a Python scalar argument is a weak placeholder unless its
