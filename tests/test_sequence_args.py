@@ -317,3 +317,20 @@ def test_jacobian_inside_a_trace_reaching_a_node_says_what_is_unsupported():
 
     with pytest.raises(TypeError, match="only fg.grad and fg.value_and_grad"):
         j(np.ones(2))
+
+
+@pytest.mark.parametrize("build", [
+    lambda t: fnp.array(["a", t]),
+    lambda t: fg.stack([np.array("a"), t]),
+    lambda t: fnp.array([None, t]),
+    lambda t: fnp.array([[t, "q"], [1.0, 2.0]]),
+    lambda t: fg.concatenate([fg.reshape(t, (1,)), ["x"]]),
+])
+def test_joining_tensors_with_strings_or_objects_raises(build):
+    """The joined array would be strings or objects and drop ``t``'s gradient without a word;
+    PyTorch refuses such lists too.  Plain strings still join as in NumPy."""
+    t = fg.tensor(2.0, requires_grad=True)
+    with pytest.raises(TypeError, match="cannot join .* with Tensors or graph Nodes"):
+        build(t)
+    assert fnp.array(["a", "b"]).dtype.kind == "U"
+    assert fg.stack(["a", "b"]).dtype.kind == "U"

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _shapes
 from ._registry import apply, defop
-from .._tape import sum_to_shape_of
+from .._tape import holds_graph_value, sum_to_shape_of
 
 from .. import ops as F
 
@@ -359,11 +359,32 @@ _stack_op = defop("stack", lambda *xs, axis: np.stack(xs, axis=axis),
 _stack_op.vjps = _VariadicVjps(_stack_vjp_for)
 
 
+def _check_numeric_join(arrays: tuple, name: str) -> None:
+    """Tensors or Nodes joined with strings or other objects would make a string (or object)
+    array and drop their gradients without a word; PyTorch refuses such a list too."""
+    if not holds_graph_value(arrays):
+        return
+    for a in arrays:
+        dt = getattr(a, "dtype", None)
+        if not isinstance(dt, np.dtype):
+            if holds_graph_value((a,)):
+                continue        # a nested list: checked when it is packed in its turn
+            dt = np.asarray(a).dtype
+        if dt.kind not in "biufc":
+            r = repr(a)
+            what = {"U": "a string", "S": "a bytes", "O": "an object"}.get(dt.kind,
+                                                                          f"a {dt.name}")
+            raise TypeError(f"{name}: cannot join {r if len(r) <= 40 else r[:37] + '...'} "
+                            f"(dtype {dt}) with Tensors or graph Nodes: the result would be "
+                            f"{what} array without their gradients")
+
+
 def concatenate(arrays, axis: int = 0):
     """Join a sequence of arrays along an existing axis."""
     arrays = tuple(arrays)
     if not arrays:
         raise ValueError("concatenate: need at least one array to concatenate")
+    _check_numeric_join(arrays, "concatenate")
     return apply(_concat_op, arrays, {"axis": _shapes.as_int(axis, "concatenate")})
 
 
@@ -372,6 +393,7 @@ def stack(arrays, axis: int = 0):
     arrays = tuple(arrays)
     if not arrays:
         raise ValueError("stack: need at least one array to stack")
+    _check_numeric_join(arrays, "stack")
     return apply(_stack_op, arrays, {"axis": _shapes.as_int(axis, "stack")})
 
 
