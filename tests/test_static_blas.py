@@ -222,7 +222,7 @@ def test_long_or_short_sums_keep_numpys_bits(k, rng):
         out[disable] = (f(v0.copy(), a, d), f.explain(v0.copy(), a, d))
     np.testing.assert_array_equal(out[()][0], out[("blas",)][0])
     np.testing.assert_array_equal(out[()][0], v0 - np.float32(0.37) * np.matmul(a.T, d))
-    exact = blas_pass._scaled_gemm_exact(np.dtype(np.float32), (k, 400), (k, 400), True, False)
+    exact = blas_pass.gemm_exact(np.dtype(np.float32), (k, 400), (k, 400), True, False)
     assert ("axpy_subtract(" in out[()][1]) == exact
     if not exact:
         assert "kept (BLAS's scaled product differs" in out[()][1]
@@ -380,3 +380,60 @@ def test_products_too_large_to_check_are_kept(monkeypatch, rng):
     text = f.explain(v, a, d)
     assert "too large to check" in text and "axpy_subtract(" not in text
     np.testing.assert_array_equal(f(v, a, d), v - np.float32(0.5) * np.matmul(a.T, d))
+
+
+# ---- plain products: NumPy's own call, made directly (the ``lower`` pass) -----------------------
+lower_mod = importlib.import_module("fastgraph.static.passes.lower")
+
+
+@needs_blas
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("build,shapes", [
+    (lambda a, b: fg.matmul(a, b), [(7, 5), (5, 9)]),
+    (lambda a, b: fg.matmul(fg.transpose(a), b), [(5, 7), (5, 9)]),
+    (lambda a, b: fg.matmul(a, fg.transpose(b)), [(7, 5), (9, 5)]),
+    (lambda a, b: fg.matmul(fg.transpose(a), fg.transpose(b)), [(5, 7), (9, 5)]),
+    (lambda a, b: a @ b, [(300, 700), (700, 2)]),
+])
+def test_direct_products_are_numpys(dtype, build, shapes, rng):
+    a, b = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    f = fg.function(build)
+    text = f.explain(a, b)
+    assert "direct BLAS call" in text
+    want = build(fg.tensor(a), fg.tensor(b)).data         # eager: np.matmul
+    np.testing.assert_array_equal(f(a, b), want)
+    # another layout at run time than at compile time: np.matmul, the same values
+    np.testing.assert_array_equal(f(np.asfortranarray(a), b),
+                                  build(fg.tensor(np.asfortranarray(a)), fg.tensor(b)).data)
+    np.testing.assert_array_equal(f(a[::1], b.copy()), want)
+
+
+@needs_blas
+def test_direct_products_leave_numpys_special_cases_to_numpy(rng):
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    f = fg.function(lambda x: fg.matmul(x, fg.transpose(x)))      # NumPy: syrk
+    np.testing.assert_array_equal(f(x), np.matmul(x, x.T))
+    g = fg.function(lambda x, v: fg.matmul(x, v))                 # a matrix-vector product
+    v = rng.standard_normal((4, 1)).astype(np.float32)
+    np.testing.assert_array_equal(g(x, v), np.matmul(x, v))
+
+
+@needs_blas
+def test_direct_products_warn_as_numpy_does(rng):
+    a = np.full((4, 3), 1e30, np.float32)
+    b = np.full((3, 5), 1e30, np.float32)
+    f = fg.function(lambda a, b: fg.matmul(a, b))
+    assert "direct BLAS call" in f.explain(a, b)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        r = f(a, b)
+    np.testing.assert_array_equal(r, np.inf)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        f(a, b)
+
+
+def test_direct_products_can_be_switched_off(monkeypatch, rng):
+    monkeypatch.setattr(lower_mod, "DIRECT_GEMM", False)
+    a = rng.standard_normal((7, 5))
+    f = fg.function(lambda a: fg.matmul(a, fg.transpose(a[:4])))
+    assert "direct BLAS call" not in f.explain(a)
+    np.testing.assert_array_equal(f(a), np.matmul(a, a[:4].T))

@@ -8,7 +8,7 @@ OpenMP thread (``fuse._runs_threaded_blas``).  Here it becomes:
 * ``s = c * (a @ b)`` as one ``gemm`` with BLAS's own ``alpha = c`` (:class:`ScaledMatmul`):
   the kernel scales each finished dot product once, exactly what ``np.multiply`` does to
   ``np.matmul``'s result -- unless BLAS splits the sum over ``k`` into panels, which
-  :func:`_scaled_gemm_exact` rules out by computing both ways on the product's own shape, once
+  :func:`gemm_exact` rules out by computing both ways on the product's own shape, once
   per shape and dtype;
 * ``v - s`` as ``axpy(-1, s, v)`` (:class:`AxpySubtract`): ``-1 * s`` is exact, so its one
   rounding is that of ``v - s``.  Written into ``v`` (the ``inplace`` pass), it runs on BLAS's
@@ -30,7 +30,6 @@ import numpy as np
 from ... import _blas
 from ... import _numpy_blas
 from ..plan import known, live_order, resolve, users_of
-from .lower import _is_last_swap
 
 #: updates of fewer elements stay with the fused kernels (as fast there, measured)
 MIN_ELEMENTS = 1 << 17
@@ -92,25 +91,28 @@ class AxpySubtract:
         return "<axpy_subtract>"
 
 
-def _scaled_gemm_exact(dtype, a_shape, b_shape, ta: bool, tb: bool) -> bool:
-    """Does :class:`ScaledMatmul` give ``np.multiply(np.matmul(a, b), alpha)`` bit for bit on
-    operands of these shapes?  Computed both ways once on random values: a sum split over ``k``
-    and scaled per panel differs on most elements; one that is not agrees on all."""
-    key = (dtype, tuple(a_shape), tuple(b_shape), ta, tb)
+def gemm_exact(dtype, a_shape, b_shape, ta: bool, tb: bool, scaled: bool = True) -> bool:
+    """Does one direct BLAS call (:func:`fastgraph._blas.scaled_matmul`) give NumPy's values
+    bit for bit on operands of these shapes (each C-contiguous, read transposed when ``ta``/
+    ``tb``): ``np.multiply(np.matmul(a, b), alpha)`` when ``scaled``, else ``np.matmul(a, b)``
+    (``alpha = 1``: the very call NumPy makes, barring a case NumPy treats otherwise)?  Computed
+    both ways once per shape on random values: a sum split over ``k`` and scaled per panel
+    differs on most elements; one that is not agrees on all."""
+    key = (dtype, tuple(a_shape), tuple(b_shape), ta, tb, scaled)
     hit = _exact_cache.get(key)
     if hit is None:
         rng = np.random.default_rng(0)
         a = rng.standard_normal(a_shape).astype(dtype)
         b = rng.standard_normal(b_shape).astype(dtype)
-        alpha = dtype.type(0.1)         # not a power of two: a per-panel scale shows
-        fn = ScaledMatmul(alpha, ta, tb, 0)
-        ref = np.multiply(np.matmul(a.swapaxes(0, 1) if ta else a,
-                                    b.swapaxes(0, 1) if tb else b), alpha)
-        out = np.empty_like(ref)
         av = a.swapaxes(0, 1) if ta else a
         bv = b.swapaxes(0, 1) if tb else b
+        alpha = dtype.type(0.1 if scaled else 1)   # 0.1, not a power of two: a per-panel scale shows
+        ref = np.matmul(av, bv)
+        if scaled:
+            ref = np.multiply(ref, alpha)
+        out = np.empty_like(ref)
         hit = _blas.scaled_matmul(av, bv, alpha, out, ta, tb) == _blas.DONE and \
-            np.array_equal(out, ref) and np.array_equal(fn(a, b), ref)
+            np.array_equal(out, ref)
         _exact_cache[key] = hit
     return hit
 
@@ -129,13 +131,19 @@ def _scalar_const(q, dtype):
         return dtype.type(value)
 
 
-def _operand(q):
-    """``(array step, transposed?)``: a 2-D transpose (``swapaxes`` as in gradients, or
-    ``transpose``) is read as a view."""
+def is_matrix_transpose(q) -> bool:
+    """Is step ``q`` a 2-D transpose (``swapaxes``, as in gradients, or ``transpose``)?  BLAS
+    reads its input as it is, transposed."""
     if q.kind != "op" or not known(q.shape) or len(q.shape) != 2:
-        return q, False
-    if _is_last_swap(q) or (q.op.name == "transpose" and
-                            (q.attrs or {}).get("axes") in (None, (1, 0))):
+        return False
+    if q.op.name == "swapaxes":
+        return {q.attrs["axis1"] % 2, q.attrs["axis2"] % 2} == {0, 1}
+    return q.op.name == "transpose" and (q.attrs or {}).get("axes") in (None, (1, 0))
+
+
+def _operand(q):
+    """``(array step, transposed?)``: a 2-D transpose is read as a view."""
+    if is_matrix_transpose(q):
         return q.inputs[0], True
     return q, False
 
@@ -182,7 +190,7 @@ def blas(ir, ctx) -> None:
         if prod(u.shape) * k > MAX_CHECKED_MNK:
             ctx.note("blas", f"{u.name}: kept (a product too large to check at compile time)")
             continue
-        if not _scaled_gemm_exact(dt, a.shape, b.shape, ta, tb):
+        if not gemm_exact(dt, a.shape, b.shape, ta, tb):
             ctx.note("blas", f"{u.name}: kept (BLAS's scaled product differs from NumPy's "
                              f"product times {alpha} on this shape)")
             continue
