@@ -34,9 +34,11 @@ static and ``np.matmul`` agree only that way: docs/architecture.md); the ``numpy
 row is that floor.  The candidates differ in the ~15 small steps around the products: NumPy by
 hand ~350 us per step on the shared development VM, the plan 150-260 us (bias + ReLU in one C
 broadcast kernel, one C pass each for the cross-entropy's loss and gradient, the ReLU masks and
-the SGD updates one VM instruction each, updates written into the parameters).  So the 0.9x
-target needs the plan's part at ~0.55x NumPy's, and the measured ratio moves with the machine's
-load: 0.83-1.01x over the last sessions' runs.  The dated measurements, what each change bought
+the small SGD updates one VM instruction each, updates written into the parameters; W1's
+update is a BLAS ``gemm`` scaled by the learning rate and an ``axpy`` on OpenBLAS's own threads,
+the ``blas`` pass; the products are NumPy's BLAS calls made directly).  So the 0.9x target needs
+the plan's part at ~0.55x NumPy's, and the measured ratio moves with the machine's load:
+0.83-1.01x over the last sessions' runs.  The dated measurements, what each change bought
 and what was tried and dropped are in docs/measurements.md.
 
 Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
