@@ -20,6 +20,10 @@ Measured on 2 cores (float32 784 x 256, the MLP's first layer, after its gradien
 the update took 51-60 us against 120-160 us for the one-thread pass; on 256 x 256 both took the
 same, hence :data:`MIN_ELEMENTS`.  The calls reach NumPy's own OpenBLAS
 (:mod:`fastgraph._numpy_blas`); with NumPy built on another BLAS the pass does nothing.
+
+The helpers here also serve ``lower``, whose plain 2-D products make NumPy's BLAS call
+directly: :func:`gemm_exact` (a direct call gives NumPy's values on this shape) and
+:func:`is_matrix_transpose` (an operand BLAS reads transposed).
 """
 from __future__ import annotations
 
@@ -30,15 +34,13 @@ import numpy as np
 from ... import _blas
 from ... import _numpy_blas
 from ..plan import known, live_order, resolve, users_of
+from .fuse import BLAS_THREADED_MNK     # (OpenBLAS runs axpy on over 10,000 elements threaded)
 
 #: updates of fewer elements stay with the fused kernels (as fast there, measured)
 MIN_ELEMENTS = 1 << 17
 #: products of more multiply-adds are not checked (two products at compile time: ~0.1 s here);
 #: OpenBLAS splits sums over more than 320 (float32) or 256 (float64) k anyway, measured here
 MAX_CHECKED_MNK = 1 << 32
-#: OpenBLAS runs a product of up to this many multiply-adds on the calling thread (as
-#: ``fuse.BLAS_THREADED_MNK``) and ``axpy`` on more than 10,000 elements on its threads
-THREADED_MNK = 1 << 18
 _F = (np.dtype(np.float32), np.dtype(np.float64))
 _exact_cache: dict = {}
 
@@ -53,7 +55,7 @@ class ScaledMatmul:
     def __init__(self, alpha, ta: bool, tb: bool, mnk: int):
         self.alpha = alpha              # a NumPy scalar of the product's dtype
         self.ta, self.tb = ta, tb
-        self.threaded_blas = mnk > THREADED_MNK
+        self.threaded_blas = mnk > BLAS_THREADED_MNK
         self.name = "scaled_matmul"
 
     def __call__(self, a, b, out=None):
