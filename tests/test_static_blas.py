@@ -437,3 +437,20 @@ def test_direct_products_can_be_switched_off(monkeypatch, rng):
     f = fg.function(lambda a: fg.matmul(a, fg.transpose(a[:4])))
     assert "direct BLAS call" not in f.explain(a)
     np.testing.assert_array_equal(f(a), np.matmul(a, a[:4].T))
+
+
+@pytest.mark.parametrize("blas_name,paths", [("mkl", None), ("", None),
+                                             ("scipy-openblas", []),
+                                             ("scipy-openblas", ["/nonexistent/a.so", "/b.so"]),
+                                             ("scipy-openblas", ["/nonexistent/libscipy_openblas.so"])])
+def test_numpy_blas_is_used_only_when_it_is_surely_numpys(monkeypatch, blas_name, paths):
+    """Another BLAS, no library file or several (no way to tell which NumPy loaded), or one
+    that cannot be opened: ``load`` is false and nothing is configured."""
+    monkeypatch.setattr(_numpy_blas, "_loaded", None)
+    monkeypatch.setattr(_numpy_blas, "_numpy_blas_name", lambda: blas_name)
+    if paths is not None:
+        monkeypatch.setattr(_numpy_blas, "_library_paths", lambda: paths)
+    configured = []
+    monkeypatch.setattr(_blas, "configure", lambda *a: configured.append(a))
+    assert _numpy_blas.load() is False
+    assert configured == []
