@@ -310,13 +310,18 @@ def test_format_spec_on_a_0d_tensor():
         f"{fg.tensor([1.0, 2.0]):.2f}"
 
 
-def test_jacobian_inside_a_trace_reaching_a_node_says_what_is_unsupported():
+def test_jacobian_inside_a_trace_reaching_a_node_goes_symbolic():
     @fg.function
     def j(x):
         return fg.jacobian(lambda z: z * x)(np.ones(2))
 
-    with pytest.raises(TypeError, match="only fg.grad and fg.value_and_grad"):
-        j(np.ones(2))
+    np.testing.assert_array_equal(j(np.array([2.0, 3.0])), np.diag([2.0, 3.0]))
+
+    @fg.function
+    def g_of_j(x):      # nested eager transforms: the outermost one goes symbolic
+        return fg.grad(lambda s: fg.sum(fg.jacobian(lambda z: z * x * s)(np.ones(2))))(1.0)
+
+    np.testing.assert_allclose(g_of_j(np.array([2.0, 3.0])), 5.0)
 
 
 @pytest.mark.parametrize("build", [

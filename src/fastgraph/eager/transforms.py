@@ -258,20 +258,28 @@ def jacobian(fun: Callable, argnums=0, *, argnum=None) -> Callable:
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         nums, single = _argnums(argnums, len(args))
-        if _has_node(args):
-            raise _jacobian_of_nodes(fun)
+        if _has_node(args):  # inside a static graph (fg.function): symbolic
+            from ..static.function import static_jacobian
+            return static_jacobian(fun, args, kwargs, nums, single)
+        if _tracing() and not _inside_transform():
+            # plain arguments inside an fg.function trace: eager unless the body reaches a
+            # Node through a closure (then symbolic), as value_and_grad does
+            from ..static.function import static_jacobian
+            from ..static.node import MixedKindsError
+            try:
+                return eager(args, kwargs, nums, single)
+            except MixedKindsError:
+                return static_jacobian(fun, args, kwargs, nums, single)
+        return eager(args, kwargs, nums, single)
+
+    def eager(args, kwargs, nums, single):
         nested = _inside_transform() or any(_any_traced(args[i]) for i in nums)
         templates = [args[i] for i in nums]
         with _scope():
             args, watched = _watch_args(args, nums)
-            if _tracing():   # a closure may hold the trace's Nodes: say so, not "cannot mix"
-                from ..static.node import MixedKindsError
-                try:
-                    out = fun(*args, **kwargs)
-                except MixedKindsError:
-                    raise _jacobian_of_nodes(fun) from None
-            else:
-                out = fun(*args, **kwargs)
+            # (inside a trace, a closure may hold the trace's Nodes: the MixedKindsError that
+            # raises sends the outermost transform's wrapper down the symbolic path)
+            out = fun(*args, **kwargs)
 
             def jac(o):
                 """The Jacobian(s) of one output leaf (the output's structure is kept, as JAX
@@ -296,13 +304,6 @@ def jacobian(fun: Callable, argnums=0, *, argnum=None) -> Callable:
         return result if nested else _numpy(result)
 
     return wrapper
-
-
-def _jacobian_of_nodes(fun) -> TypeError:
-    return TypeError(
-        f"fg.jacobian/fg.hessian of {getattr(fun, '__name__', fun)!r} got static graph nodes "
-        f"(inside @fg.function or a graph): only fg.grad and fg.value_and_grad differentiate "
-        f"those; call the jacobian eagerly, outside fg.function")
 
 
 def _output_tensor(out, fun, transform: str) -> Tensor:

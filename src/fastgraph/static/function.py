@@ -50,7 +50,7 @@ from .node import NODE_TYPES, PLACEHOLDER, Node, as_node
 from .session import Session, _flatten
 from .variables import Variable, _make_assign, placeholder
 
-__all__ = ["function", "clear_caches", "static_value_and_grad"]
+__all__ = ["function", "clear_caches", "static_value_and_grad", "static_jacobian"]
 
 
 #: Python scalars stay *weak* (NumPy 2 / JAX promotion: ``float32_array * 2.0`` is float32,
@@ -653,9 +653,10 @@ def _is_node(v) -> bool:
     return type(v) in NODE_TYPES
 
 
-def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
-    """``value_and_grad`` on Node arguments, or inside an ``fg.function`` trace: symbolic
-    gradients."""
+def _differentiated_args(args, nums):
+    """The graph, the arguments with each differentiated array (every array of a list, tuple
+    or dict argument) a new ``identity`` Node, those Nodes, and the differentiated arguments
+    as given (their structure, for the results)."""
     node = find_leaf(_is_node, args)
     graph = tracing_graph() if node is None else node.graph
     args = list(args)
@@ -678,6 +679,22 @@ def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
     templates = [args[i] for i in nums]
     for i in nums:
         args[i] = map_structure(differentiable, args[i])
+    return graph, args, xs, templates
+
+
+def _per_argument(templates, grads, xs, graph, single):
+    """One result per differentiated array (``None`` gradients as zeros), back in the
+    arguments' structure."""
+    gs = iter([F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x) if g is None else g
+               for x, g in zip(xs, grads)])
+    gs = tuple(map_structure(lambda v: None if v is None else next(gs), t) for t in templates)
+    return gs[0] if single else gs
+
+
+def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
+    """``value_and_grad`` on Node arguments, or inside an ``fg.function`` trace: symbolic
+    gradients."""
+    graph, args, xs, templates = _differentiated_args(args, nums)
     out = fun(*args, **kwargs)
     aux = None
     if has_aux:
@@ -688,10 +705,48 @@ def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
     if out.shape is not None and None not in out.shape and int(np.prod(out.shape)) != 1:
         raise TypeError(f"grad requires a scalar-output function; got an output of shape "
                         f"{out.shape}")
-    gs = gradients(out, xs) if xs else []
-    gs = iter([F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x) if g is None else g
-               for x, g in zip(xs, gs)])
-    gs = tuple(map_structure(lambda v: None if v is None else next(gs), t)   # the arguments'
-               for t in templates)                                           # structure
-    result = gs[0] if single else gs
+    result = _per_argument(templates, gradients(out, xs) if xs else [], xs, graph, single)
     return ((out, aux) if has_aux else out), result
+
+
+#: a traced Jacobian holds one gradient per output element (the eager transform's rows, built
+#: into the graph): past this many the graph would be huge, so it is refused
+JACOBIAN_MAX_OUTPUTS = 4096
+
+
+def static_jacobian(fun, args, kwargs, nums, single):
+    """``jacobian`` on Node arguments, or inside an ``fg.function`` trace: one symbolic
+    gradient per output element, stacked -- what the eager transform computes row by row."""
+    graph, args, xs, templates = _differentiated_args(args, nums)
+    out = fun(*args, **kwargs)
+    name = getattr(fun, "__name__", fun)
+
+    def jac(o):
+        if o is None or isinstance(o, str):
+            raise TypeError(f"jacobian of {name!r}: the function must return arrays, got "
+                            f"{type(o).__name__}")
+        o = as_node(o, graph)
+        if o.dtype.kind not in "fc":
+            raise TypeError(f"jacobian of {name!r}: the output has dtype {o.dtype}; only "
+                            f"floating-point outputs can be differentiated")
+        if o.shape is None or None in o.shape:
+            raise TypeError(f"jacobian of {name!r} inside a graph needs an output of known "
+                            f"shape, got {o.shape}")
+        m = int(np.prod(o.shape))
+        if m > JACOBIAN_MAX_OUTPUTS:
+            raise ValueError(f"jacobian of {name!r} inside fg.function: an output of {m} "
+                             f"elements would take {m} gradients in the graph (at most "
+                             f"{JACOBIAN_MAX_OUTPUTS}); call the jacobian eagerly, or take "
+                             f"vector-Jacobian products with fg.grad")
+        flat = F.reshape(o, (-1,))
+        rows: list[list] = [[] for _ in xs]
+        for k in range(m):
+            for r, x, g in zip(rows, xs, gradients(flat[k], xs)):
+                r.append(F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x)
+                         if g is None else g)
+        jacs = [F.reshape(F.stack(r), tuple(o.shape) + tuple(x.shape)) if r else
+                as_node(np.zeros(tuple(o.shape) + tuple(x.shape), x.dtype), graph)
+                for r, x in zip(rows, xs)]
+        return _per_argument(templates, jacs, xs, graph, single)
+
+    return map_structure(jac, out)
