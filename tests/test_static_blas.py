@@ -454,3 +454,31 @@ def test_numpy_blas_is_used_only_when_it_is_surely_numpys(monkeypatch, blas_name
     monkeypatch.setattr(_blas, "configure", lambda *a: configured.append(a))
     assert _numpy_blas.load() is False
     assert configured == []
+
+
+@needs_blas
+def test_plans_calling_blas_from_several_threads_agree(rng):
+    """Two compiled steps (their own plans) run at once from four Python threads, each on
+    its own parameters: BLAS is called concurrently, the results are the sequential ones."""
+    import threading
+    x, labels, params = _mlp_data(rng, np.float32, (784, 256, 10), 64)
+    steps = [_train_step_fn(np.float32, (784, 256, 10), 0.01) for _ in range(2)]
+
+    def run(step, out, k):
+        ps = [p.copy() for p in params]
+        for _ in range(5):
+            _, ps = step(*ps, x, labels)
+        out[k] = ps
+
+    want: dict = {}
+    run(steps[0], want, 0)
+    got: dict = {}
+    threads = [threading.Thread(target=run, args=(steps[k % 2], got, k)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(got) == [0, 1, 2, 3]
+    for k in range(4):
+        for p, q in zip(got[k], want[0]):
+            np.testing.assert_array_equal(p, q)
