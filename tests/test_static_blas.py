@@ -431,6 +431,17 @@ def test_direct_products_warn_as_numpy_does(rng):
         f(a, b)
 
 
+@needs_blas
+def test_large_products_stay_with_numpy(monkeypatch, rng):
+    """Past DIRECT_MAX_MNK the saved microseconds are nothing next to the product, and the
+    compile-time check would cost two products: np.matmul it is."""
+    monkeypatch.setattr(lower_mod, "DIRECT_MAX_MNK", 7 * 5 * 9 - 1)
+    a, b = rng.standard_normal((7, 5)), rng.standard_normal((5, 9))
+    f = fg.function(lambda a, b: fg.matmul(a, b))
+    assert "direct BLAS call" not in f.explain(a, b)
+    np.testing.assert_array_equal(f(a, b), np.matmul(a, b))
+
+
 def test_direct_products_can_be_switched_off(monkeypatch, rng):
     monkeypatch.setattr(lower_mod, "DIRECT_GEMM", False)
     a = rng.standard_normal((7, 5))

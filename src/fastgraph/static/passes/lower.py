@@ -11,9 +11,9 @@ generic op's run-time shape logic, and the result can be written into a planned 
   then ~3 us with the C pass);
 * ``matmul(swapaxes(a, -1, -2), b)`` (and the same on ``b``) reads the transpose as a view inside
   the call, one step instead of two; BLAS takes the transposed operand as it is;
-* a 2-D float ``matmul`` makes NumPy's own BLAS call directly (``_blas.scaled_matmul`` with
-  ``alpha = 1``, checked once per shape against ``np.matmul``): ~2 us less per product than the
-  ufunc machinery around it (``np.matmul`` on (2, 2) arrays takes 1.6 us);
+* a 2-D float ``matmul`` of up to ``DIRECT_MAX_MNK`` multiply-adds makes NumPy's own BLAS call
+  directly (``_blas.scaled_matmul`` with ``alpha = 1``, checked once per shape against
+  ``np.matmul``): ~1.5 us less per product than the ufunc machinery around it;
 * a ``cross_entropy(x, y)`` and its gradient ``cross_entropy_grad(g, x, y)`` (a constant seed)
   become one call returning both, from one pass over the rows, read by two ``proj`` steps.
 """
@@ -27,10 +27,13 @@ from ... import _blas, _numpy_blas
 from ..._tape import sum_leading as _sum_leading
 from ...ops.nn import cross_entropy_and_grad
 from ..plan import PNode, known, live_order, resolve
-from .blas import MAX_CHECKED_MNK, gemm_exact, is_matrix_transpose
+from .blas import gemm_exact, is_matrix_transpose
 
 #: 2-D float products make NumPy's BLAS call directly (a switch for benchmarks and tests)
 DIRECT_GEMM = True
+#: ... up to this many multiply-adds: the call saves ~1.5 us, 0.4% of such a product's time and
+#: less on larger ones, while checking the call costs two products at compile time
+DIRECT_MAX_MNK = 1 << 25
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -99,7 +102,7 @@ def _direct_gemm(p, ins, ta: bool, tb: bool) -> bool:
             a.dtype != p.dtype or b.dtype != p.dtype:
         return False
     k = a.shape[0] if ta else a.shape[1]
-    if prod(p.shape) * k > MAX_CHECKED_MNK or not _numpy_blas.load():
+    if prod(p.shape) * k > DIRECT_MAX_MNK or not _numpy_blas.load():
         return False
     return gemm_exact(p.dtype, a.shape, b.shape, ta, tb, scaled=False)
 
