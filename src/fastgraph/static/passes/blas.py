@@ -5,7 +5,7 @@ other passes it is NumPy's product, then one fused kernel ``v - c * g`` on one t
 thread because the plan runs threaded BLAS, whose spinning threads would starve a second
 OpenMP thread (``fuse._runs_threaded_blas``).  Here it becomes:
 
-* ``s = c * (a @ b)`` as one ``gemm`` with BLAS's own ``alpha = c`` (:class:`ScaledMatmul`):
+* ``s = c * (a @ b)`` as one ``gemm`` with BLAS's own ``alpha = c`` (:class:`BlasMatmul`):
   the kernel scales each finished dot product once, exactly what ``np.multiply`` does to
   ``np.matmul``'s result -- unless BLAS splits the sum over ``k`` into panels, which
   :func:`gemm_exact` rules out by computing both ways on the product's own shape, once
@@ -23,7 +23,8 @@ same, hence :data:`MIN_ELEMENTS`.  The calls reach NumPy's own OpenBLAS
 
 The helpers here also serve ``lower``, whose plain 2-D products make NumPy's BLAS call
 directly: :func:`gemm_exact` (a direct call gives NumPy's values on this shape) and
-:func:`is_matrix_transpose` (an operand BLAS reads transposed).
+:func:`is_matrix_transpose` (an operand BLAS reads transposed), :func:`direct_call_refused`
+and :class:`BlasMatmul` (the product step itself).
 """
 from __future__ import annotations
 
@@ -45,34 +46,42 @@ _F = (np.dtype(np.float32), np.dtype(np.float64))
 _exact_cache: dict = {}
 
 
-class ScaledMatmul:
-    """``alpha * (a @ b)`` for 2-D ``a``, ``b`` (each maybe transposed on the way in), written
-    into ``out`` by one BLAS call; NumPy's two steps when the operands come in a layout other
-    than the one checked at compile time (the same values either way)."""
-    __slots__ = ("alpha", "ta", "tb", "threaded_blas", "name")
+class BlasMatmul:
+    """``a @ b``, times ``alpha`` when given, for operands each maybe transposed on the way in
+    (last two axes: a view).  With ``direct`` (2-D operands, checked at compile time with
+    :func:`direct_call_refused`) it is one BLAS call writing ``out``; otherwise, and whenever
+    the operands come in another layout than the one checked, NumPy's steps -- the same
+    values either way.  The ``blas`` pass's scaled products and ``lower``'s products are this."""
+    __slots__ = ("alpha", "ta", "tb", "direct", "threaded_blas", "name")
     elementwise = False
 
-    def __init__(self, alpha, ta: bool, tb: bool, mnk: int):
-        self.alpha = alpha              # a NumPy scalar of the product's dtype
-        self.ta, self.tb = ta, tb
-        self.threaded_blas = mnk > BLAS_THREADED_MNK
-        self.name = "scaled_matmul"
+    def __init__(self, ta: bool, tb: bool, direct: bool = False, alpha=None, mnk: int = 0,
+                 name: str = "matmul"):
+        self.alpha = alpha              # None, or a NumPy scalar of the product's dtype
+        self.ta, self.tb, self.direct = ta, tb, direct
+        self.threaded_blas = direct and mnk > BLAS_THREADED_MNK
+        self.name = name
 
     def __call__(self, a, b, out=None):
+        # the ndarray method, not np.swapaxes: no Python-level wrapper on every run
         if self.ta:
             a = a.swapaxes(-1, -2)
         if self.tb:
             b = b.swapaxes(-1, -2)
-        if out is None:
-            out = np.empty((a.shape[0], b.shape[1]), self.alpha.dtype)
-        if type(a) is np.ndarray and type(b) is np.ndarray and \
-                _blas.scaled_matmul(a, b, self.alpha, out, self.ta, self.tb) == _blas.DONE:
-            return out
+        alpha = self.alpha
+        if self.direct and type(a) is np.ndarray and type(b) is np.ndarray:
+            if out is None:
+                out = np.empty((a.shape[0], b.shape[1]), a.dtype)
+            if _blas.scaled_matmul(a, b, 1.0 if alpha is None else alpha, out,
+                                   self.ta, self.tb) == _blas.DONE:
+                return out
         # refused, or a floating-point exception: NumPy's steps warn or raise as it says
-        return np.multiply(np.matmul(a, b), self.alpha, out=out)
+        if alpha is None:
+            return np.matmul(a, b, out=out)
+        return np.multiply(np.matmul(a, b), alpha, out=out)
 
     def __repr__(self):
-        return f"<scaled_matmul alpha={self.alpha!r} ta={self.ta} tb={self.tb}>"
+        return f"<{self.name} alpha={self.alpha!r} ta={self.ta} tb={self.tb} direct={self.direct}>"
 
 
 class AxpySubtract:
@@ -133,21 +142,38 @@ def _scalar_const(q, dtype):
         return dtype.type(value)
 
 
+def is_last_swap(q) -> bool:
+    """Is step ``q`` a ``swapaxes`` of its last two axes (as a matmul's gradient makes)?"""
+    if q.kind != "op" or q.op.name != "swapaxes" or not known(q.shape) or len(q.shape) < 2:
+        return False
+    nd = len(q.shape)
+    return {q.attrs["axis1"] % nd, q.attrs["axis2"] % nd} == {nd - 2, nd - 1}
+
+
 def is_matrix_transpose(q) -> bool:
     """Is step ``q`` a 2-D transpose (``swapaxes``, as in gradients, or ``transpose``)?  BLAS
     reads its input as it is, transposed."""
     if q.kind != "op" or not known(q.shape) or len(q.shape) != 2:
         return False
-    if q.op.name == "swapaxes":
-        return {q.attrs["axis1"] % 2, q.attrs["axis2"] % 2} == {0, 1}
-    return q.op.name == "transpose" and (q.attrs or {}).get("axes") in (None, (1, 0))
+    return is_last_swap(q) or (q.op.name == "transpose" and
+                               (q.attrs or {}).get("axes") in (None, (1, 0)))
 
 
-def _operand(q):
-    """``(array step, transposed?)``: a 2-D transpose is read as a view."""
-    if is_matrix_transpose(q):
-        return q.inputs[0], True
-    return q, False
+def direct_call_refused(dt, a, b, ta: bool, tb: bool, scaled: bool, max_mnk: int):
+    """``None`` when the product of 2-D steps ``a`` and ``b`` (read transposed when ``ta``/
+    ``tb``), of dtype ``dt``, may be one direct BLAS call (:class:`BlasMatmul`); otherwise why
+    not, for ``explain``."""
+    if dt not in _F or not (known(a.shape) and known(b.shape)) or \
+            not len(a.shape) == 2 == len(b.shape) or a.dtype != dt or b.dtype != dt:
+        return "not a 2-D float product of one dtype"
+    m, k = a.shape[::-1] if ta else a.shape
+    if m * k * (b.shape[0] if tb else b.shape[1]) > max_mnk:
+        return "a product too large to check at compile time"
+    if not _numpy_blas.load():
+        return "NumPy's BLAS is not scipy-openblas"
+    if not gemm_exact(dt, a.shape, b.shape, ta, tb, scaled):
+        return "BLAS's call differs from NumPy's steps on this shape"
+    return None
 
 
 def blas(ir, ctx) -> None:
@@ -178,26 +204,22 @@ def blas(ir, ctx) -> None:
         if alpha is None or mm.dtype != dt or users.get(id(mm)) != [w] or id(mm) in kept or \
                 tuple(mm.shape) != tuple(u.shape):
             continue
-        (a, ta), (b, tb) = (_operand(resolve(q)) for q in mm.inputs)
-        if not (known(a.shape) and known(b.shape) and len(a.shape) == 2 == len(b.shape)) or \
-                a.dtype != dt or b.dtype != dt:
-            continue
+        a, b = (resolve(q) for q in mm.inputs)
+        ta, tb = is_matrix_transpose(a), is_matrix_transpose(b)
+        a, b = (a.inputs[0] if ta else a), (b.inputs[0] if tb else b)
         if loaded is None:
             loaded = _numpy_blas.load()
             if not loaded:
                 ctx.note("blas", "NumPy's BLAS is not scipy-openblas: nothing to do")
         if not loaded:
             break
+        why = direct_call_refused(dt, a, b, ta, tb, True, MAX_CHECKED_MNK)
+        if why is not None:
+            ctx.note("blas", f"{u.name}: kept ({why})")
+            continue
         k = a.shape[0] if ta else a.shape[1]
-        if prod(u.shape) * k > MAX_CHECKED_MNK:
-            ctx.note("blas", f"{u.name}: kept (a product too large to check at compile time)")
-            continue
-        if not gemm_exact(dt, a.shape, b.shape, ta, tb):
-            ctx.note("blas", f"{u.name}: kept (BLAS's scaled product differs from NumPy's "
-                             f"product times {alpha} on this shape)")
-            continue
         w.kind, w.op, w.inputs, w.fresh = "call", None, [a, b], True
-        w.fn = ScaledMatmul(alpha, ta, tb, prod(u.shape) * k)
+        w.fn = BlasMatmul(ta, tb, True, alpha, prod(u.shape) * k, "scaled_matmul")
         w.note = f"alpha={alpha}" + "".join(
             f", {s} transposed" for s, t in (("a", ta), ("b", tb)) if t)
         u.kind, u.op, u.inputs, u.fresh = "call", None, [v, w], True

@@ -19,22 +19,18 @@ generic op's run-time shape logic, and the result can be written into a planned 
 """
 from __future__ import annotations
 
-from math import prod
-
 import numpy as np
 
-from ... import _blas, _numpy_blas
 from ..._tape import sum_leading as _sum_leading
 from ...ops.nn import cross_entropy_and_grad
 from ..plan import PNode, known, live_order, resolve
-from .blas import gemm_exact, is_matrix_transpose
+from .blas import BlasMatmul, direct_call_refused, is_last_swap, is_matrix_transpose
 
 #: 2-D float products make NumPy's BLAS call directly (a switch for benchmarks and tests)
 DIRECT_GEMM = True
 #: ... up to this many multiply-adds: the call saves ~1.5 us, 0.4% of such a product's time and
 #: less on larger ones, while checking the call costs two products at compile time
 DIRECT_MAX_MNK = 1 << 25
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class LeadingSum:
@@ -54,31 +50,6 @@ class LeadingSum:
         return _sum_leading(g, self.lead, out)
 
 
-class MatmulT:
-    """``np.matmul`` with one or both operands transposed (last two axes) on the way in; with
-    ``direct``, a 2-D product is NumPy's own BLAS call made directly (``_blas.scaled_matmul``
-    with ``alpha = 1``: the same call, without the ufunc machinery around it), and
-    ``np.matmul`` whenever the operands come in another layout."""
-    __slots__ = ("ta", "tb", "name", "direct")
-
-    def __init__(self, ta, tb, name, direct=False):
-        self.ta, self.tb, self.name, self.direct = ta, tb, name, direct
-
-    def __call__(self, a, b, out=None):
-        # the ndarray method, not np.swapaxes: no Python-level wrapper on every run
-        if self.ta:
-            a = a.swapaxes(-1, -2)
-        if self.tb:
-            b = b.swapaxes(-1, -2)
-        if self.direct and type(a) is np.ndarray and type(b) is np.ndarray:
-            if out is None:
-                out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-            if _blas.scaled_matmul(a, b, 1.0, out, self.ta, self.tb) == _blas.DONE:
-                return out
-        # (a floating-point exception too: NumPy's call then warns or raises as it says)
-        return np.matmul(a, b, out=out)
-
-
 def _leading_sum(p):
     """The axes when ``p`` is a float ``sum_to_like`` over leading axes only, else ``None``."""
     g, x = p.inputs
@@ -90,28 +61,6 @@ def _leading_sum(p):
     if lead < 1 or tuple(g.shape[lead:]) != tuple(x.shape):
         return None
     return tuple(range(lead))
-
-
-def _direct_gemm(p, ins, ta: bool, tb: bool) -> bool:
-    """May the 2-D float product ``p`` of ``ins`` make NumPy's BLAS call itself (``DIRECT_GEMM``,
-    NumPy on scipy-openblas, the same values checked once on this shape)?"""
-    if not DIRECT_GEMM or len(p.shape) != 2 or p.dtype not in _FLOATS:
-        return False
-    a, b = ins
-    if not (known(a.shape) and known(b.shape) and len(a.shape) == 2 == len(b.shape)) or \
-            a.dtype != p.dtype or b.dtype != p.dtype:
-        return False
-    k = a.shape[0] if ta else a.shape[1]
-    if prod(p.shape) * k > DIRECT_MAX_MNK or not _numpy_blas.load():
-        return False
-    return gemm_exact(p.dtype, a.shape, b.shape, ta, tb, scaled=False)
-
-
-def _is_last_swap(q) -> bool:
-    if q.kind != "op" or q.op.name != "swapaxes" or not known(q.shape) or len(q.shape) < 2:
-        return False
-    nd = len(q.shape)
-    return {q.attrs["axis1"] % nd, q.attrs["axis2"] % nd} == {nd - 2, nd - 1}
 
 
 def _pair_cross_entropy(ir, ctx) -> int:
@@ -170,14 +119,15 @@ def lower(ir, ctx) -> None:
             if len(p.shape) == 2:
                 ta, tb = is_matrix_transpose(a), is_matrix_transpose(b)
             else:
-                ta = _is_last_swap(a) and len(a.shape) == len(p.shape)
-                tb = _is_last_swap(b) and len(b.shape) == len(p.shape)
+                ta = is_last_swap(a) and len(a.shape) == len(p.shape)
+                tb = is_last_swap(b) and len(b.shape) == len(p.shape)
             ins = [a.inputs[0] if ta else a, b.inputs[0] if tb else b]
-            direct = _direct_gemm(p, ins, ta, tb)
+            direct = DIRECT_GEMM and len(p.shape) == 2 and direct_call_refused(
+                p.dtype, *ins, ta, tb, False, DIRECT_MAX_MNK) is None
             if not (ta or tb or direct):
                 continue
             p.kind = "call"
-            p.fn = MatmulT(ta, tb, "matmul", direct)
+            p.fn = BlasMatmul(ta, tb, direct)
             p.note = ", ".join([f"{w} transposed" for w, t in (("a", ta), ("b", tb)) if t] +
                                (["direct BLAS call"] if direct else []))
             p.inputs = ins
