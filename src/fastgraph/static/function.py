@@ -682,11 +682,15 @@ def _differentiated_args(args, nums):
     return graph, args, xs, templates
 
 
+def _zero_gradient(x, graph):
+    """The gradient of something that does not depend on ``x``: zeros shaped like it."""
+    return F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x)
+
+
 def _per_argument(templates, grads, xs, graph, single):
     """One result per differentiated array (``None`` gradients as zeros), back in the
     arguments' structure."""
-    gs = iter([F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x) if g is None else g
-               for x, g in zip(xs, grads)])
+    gs = iter([_zero_gradient(x, graph) if g is None else g for x, g in zip(xs, grads)])
     gs = tuple(map_structure(lambda v: None if v is None else next(gs), t) for t in templates)
     return gs[0] if single else gs
 
@@ -742,8 +746,7 @@ def static_jacobian(fun, args, kwargs, nums, single):
         rows: list[list] = [[] for _ in xs]
         for k in range(m):
             for r, x, g in zip(rows, xs, gradients(flat[k], xs)):
-                r.append(F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x)
-                         if g is None else g)
+                r.append(_zero_gradient(x, graph) if g is None else g)
         jacs = [F.reshape(F.stack(r), tuple(o.shape) + tuple(x.shape)) if r else
                 as_node(np.zeros(tuple(o.shape) + tuple(x.shape), x.dtype), graph)
                 for r, x in zip(rows, xs)]
