@@ -6,6 +6,7 @@ these tests fail with wrong values when they do not.
 """
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -114,3 +115,38 @@ def test_eager_backward_into_a_shared_parameter():
         fg.sum(fg.tanh(fg.matmul(fg.tensor(xs[i]), w))).backward()
         for g in per_thread:
             np.testing.assert_array_equal(g, w.grad.numpy())
+
+
+def _updates_on_a_fresh_session(n_threads, repeats):
+    """Threads released together on a new Session, each updating two shared variables through
+    its own fetch structure (so several threads compile a plan for the first time at once and
+    different plans update the same variable)."""
+    g = fg.Graph()
+    with g.as_default():
+        v = fg.Variable(np.zeros(4))
+        c = fg.Variable(0.0)
+        ones = np.ones(4)
+        both = fg.group(v.assign_add(ones), c.assign_add(1.0))
+        only_c = c.assign_add(1.0)
+        init = fg.global_variables_initializer()
+    sess = fg.Session(graph=g)
+    sess.run(init)
+    fetches = [both, [both], {"step": both}, only_c]
+    _in_threads(lambda i: sess.run(fetches[i % len(fetches)]), n_threads=n_threads,
+                repeats=repeats)
+    n_c = n_threads * repeats
+    n_v = sum(repeats for i in range(n_threads) if fetches[i % len(fetches)] is not only_c)
+    return sess.run(c), sess.run(v), n_c, n_v
+
+
+def test_no_update_is_lost_when_threads_start_on_fresh_sessions():
+    # read-modify-write updates of one variable store take turns across all of a session's plans
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)     # switch threads as often as possible
+    try:
+        for _ in range(50):
+            got_c, got_v, n_c, n_v = _updates_on_a_fresh_session(8, 200)
+            assert got_c == n_c
+            np.testing.assert_array_equal(got_v, np.full(4, float(n_v)))
+    finally:
+        sys.setswitchinterval(old)

@@ -128,9 +128,15 @@ def _scalar_step(p) -> bool:
 
 
 class Plan:
-    """One compiled (fetches, feed signature): ``run(feed_values, store) -> list``."""
+    """One compiled (fetches, feed signature): ``run(feed_values, store) -> list``.
 
-    def __init__(self, ir, ctx, graph, native_scalars: bool = True):
+    Runs take turns: a plan that reads or writes variables holds ``state_lock`` (the lock of
+    the store it runs over, shared by every plan of a Session) for the whole run, so updates
+    from any plans of one Session are atomic read-modify-writes and a run never reads a
+    variable that another run is half-way through updating in place; any other plan holds a
+    lock of its own (its runs share its buffers)."""
+
+    def __init__(self, ir, ctx, graph, native_scalars: bool = True, state_lock=None):
         self.native_scalars = native_scalars
         self.ir = ir
         self.ctx = ctx
@@ -167,6 +173,9 @@ class Plan:
         # writes every in-place update into a fresh array instead, so an error leaves the
         # variables (and donated arguments) as they were.  Fused kernels never raise.
         self._guard_inplace = any(p.inplace is not None and p.kind == "op" for p in order)
+        touches_state = any(p.kind in ("var", "assign") or p.inplace is not None for p in order)
+        self._lock = state_lock if touches_state and state_lock is not None \
+            else threading.Lock()
         if len(order) <= CODEGEN_MAX_STEPS:
             self.run = self._codegen()
         else:
@@ -248,9 +257,8 @@ class Plan:
             ns[f"o{j}"] = _out_converter(o, self.native_scalars)
             outs.append(f"o{j}({names[id(o)]})")
         lines.append(f"    return [{', '.join(outs)}]")
-        # one run at a time: every run writes the plan's own buffers (threads calling the same
-        # Session or fg.function take turns; NumPy and BLAS release the GIL mid-run)
-        ns["L"] = threading.Lock()
+        # one run at a time (see the class docstring; NumPy and BLAS release the GIL mid-run)
+        ns["L"] = self._lock
         lines = [lines[0], "    with L:"] + ["    " + line for line in lines[1:]]
         self.source = "\n".join(lines)
         exec(compile(self.source, "<fastgraph plan>", "exec"), ns)
@@ -298,7 +306,7 @@ class Plan:
             else:
                 outs.append((slot[id(o)], _out_converter(o, self.native_scalars)))
         uninit = self._uninit
-        lock = threading.Lock()     # one run at a time: runs share the plan's buffers
+        lock = self._lock     # one run at a time (see the class docstring)
 
         def run(F, S):
             with lock:

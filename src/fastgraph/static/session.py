@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 
 import numpy as np
 
@@ -90,6 +91,9 @@ class Session:
         self._store: list = []
         self._node_plans: dict = {}     # node -> {feed signature: plan}
         self._plans: dict = {}          # (leaves, feed signature) -> plan
+        # held by every run of a plan that reads or writes variables: updates are atomic
+        # across all plans (re-entrant, for a step that runs this session again)
+        self._state_lock = threading.RLock()
         self._closed = False
 
     # ---- context manager / close -------------------------------------------------------------
@@ -198,10 +202,10 @@ class Session:
                 if fetches.graph is not self.graph:
                     raise ValueError(f"Session.run: node {fetches.name!r} belongs to another "
                                      f"graph than the session's")
-                plans = self._node_plans[fetches] = {}
+                plans = self._node_plans.setdefault(fetches, {})
             plan = plans.get(sig)
-            if plan is None:
-                plan = plans[sig] = self._compile([fetches], feed_nodes, feed_vals)
+            if plan is None:    # (threads compiling at once all run the plan stored first)
+                plan = plans.setdefault(sig, self._compile([fetches], feed_nodes, feed_vals))
             return plan.run(feed_vals, self._store)[0]
         leaves: list = []
         rebuild = _flatten(fetches, leaves, self.graph)
@@ -212,7 +216,7 @@ class Session:
                 if n.graph is not self.graph:
                     raise ValueError(f"Session.run: node {n.name!r} belongs to another graph "
                                      f"than the session's")
-            plan = self._plans[key] = self._compile(leaves, feed_nodes, feed_vals)
+            plan = self._plans.setdefault(key, self._compile(leaves, feed_nodes, feed_vals))
         return rebuild(plan.run(feed_vals, self._store))
 
     def _compile(self, leaves, feed_nodes, feed_vals, ctx=None, native_scalars=True):
@@ -220,7 +224,7 @@ class Session:
         with _collector_paused():
             ir = lower(leaves, list(feed_nodes), [np.shape(v) for v in feed_vals])
             ir = compile_ir(ir, ctx)
-            plan = Plan(ir, ctx, self.graph, native_scalars)
+            plan = Plan(ir, ctx, self.graph, native_scalars, self._state_lock)
         need = len(self.graph.variables)
         if len(self._store) < need:
             self._store.extend([UNINIT] * (need - len(self._store)))
