@@ -19,7 +19,7 @@ def _t(data=(1.0, 2.0)):
 
 # ---- __array__ -----------------------------------------------------------------------------------
 def test_asarray_gives_the_data():
-    t = _t()
+    t = fg.tensor(np.array([1.0, 2.0]))      # (no gradient to lose)
     a = np.asarray(t)
     assert type(a) is np.ndarray and a.dtype == np.float64
     np.testing.assert_array_equal(a, [1.0, 2.0])
@@ -27,6 +27,73 @@ def test_asarray_gives_the_data():
     assert np.asarray(t, dtype=np.float32).dtype == np.float32
     assert not np.shares_memory(np.array(t, copy=True), t.data)
     assert np.array(fg.tensor(3.0)).shape == ()
+
+
+# Every way of turning a Tensor that requires grad into a plain ndarray would drop its gradient
+# without a word: refused as PyTorch refuses it, saying what to write instead.
+def _assigned(a, t):
+    a[:] = t
+    return a
+
+
+CONVERSIONS = [
+    ("np.asarray", lambda t: np.asarray(t)),
+    ("np.asarray dtype", lambda t: np.asarray(t, dtype=np.float32)),
+    ("np.array", lambda t: np.array(t)),
+    ("np.array copy", lambda t: np.array(t, copy=True)),
+    ("np.asarray of a list", lambda t: np.asarray([t, t])),
+    ("np.array of a list of 0-d", lambda t: np.array([t[0], t[1]])),
+    ("assigned into an ndarray", lambda t: _assigned(np.zeros(2), t)),
+    ("np.asanyarray", lambda t: np.asanyarray(t)),
+    ("np.ascontiguousarray", lambda t: np.ascontiguousarray(t)),
+    ("t.numpy()", lambda t: t.numpy()),
+]
+
+
+@pytest.mark.parametrize("call", [c[1] for c in CONVERSIONS], ids=[c[0] for c in CONVERSIONS])
+def test_converting_a_tensor_that_requires_grad_raises(call):
+    t = _t()
+    with pytest.raises(RuntimeError, match=r"requires grad.*detach\(\)\.numpy\(\).*"
+                                           r"fastgraph\.numpy"):
+        call(t)
+    y = t * 2.0                              # a non-leaf result too
+    with pytest.raises(RuntimeError, match="requires grad"):
+        call(y)
+    # no gradient to lose: the values come back
+    for plain in (t.detach(), fg.tensor([1.0, 2.0])):
+        np.testing.assert_array_equal(np.asarray(call(plain), dtype=float).ravel()[:2], [1, 2])
+    with fg.no_grad():
+        np.testing.assert_array_equal(np.asarray(call(t), dtype=float).ravel()[:2], [1, 2])
+
+
+def test_explicit_escape_hatches_stay_allowed_as_in_pytorch():
+    # t.data (no copy, detached), t.detach(), float(t), t.item(), t.tolist(), fg.tensor(t):
+    # each says in its name that the value leaves the graph (or makes a new leaf)
+    t = _t()
+    assert np.shares_memory(t.data, t.detach().numpy())
+    assert float(t[1]) == 2.0 and t[0].item() == 1.0 and int(t[1]) == 2
+    assert t.tolist() == [1.0, 2.0]
+    for c in (fg.tensor(t), fg.tensor([t[0], t[1]])):     # a new leaf, as torch.tensor makes
+        assert c.is_leaf and not c.requires_grad and not np.shares_memory(c.data, t.data)
+        np.testing.assert_array_equal(c.numpy(), [1.0, 2.0])
+
+
+def test_object_arrays_of_tensors_keep_their_gradients():
+    # NumPy asks an element for an object array too: it hands back its 0-d Tensors
+    t = _t()
+    for objects in (np.array(t, dtype=object), np.array([t[0], t[1]], dtype=object)):
+        assert all(isinstance(o, fg.Tensor) for o in objects)
+        t.grad = None
+        fg.sum(fg.multiply(objects, 3.0)).backward()
+        np.testing.assert_array_equal(t.grad.data, [3.0, 3.0])
+
+
+def test_feeding_a_tensor_that_requires_grad_to_a_session_raises():
+    x = fg.placeholder(fg.float64, (2,), name="x")
+    with fg.Session() as sess:
+        with pytest.raises(fg.errors.InvalidArgumentError, match="'x'.*requires grad"):
+            sess.run(x * 2.0, {x: _t()})
+        np.testing.assert_array_equal(sess.run(x * 2.0, {x: _t().detach()}), [2.0, 4.0])
 
 
 # ---- ufuncs and functions are recorded like fg ops ---------------------------------------------------
@@ -141,6 +208,7 @@ LOST_GRADIENT = [
     ("np.maximum.accumulate", lambda t: np.maximum.accumulate(t)),
     ("np.percentile", lambda t: np.percentile(t, 50)),
     ("np.sum", lambda t: np.sum(t, dtype=np.float32)),
+    ("np.sum", lambda t: np.sum(t, dtype=t.dtype)),
     ("np.linalg.eigvalsh", lambda t: np.linalg.eigvalsh(np.outer(t.detach(), t.detach()) + t)),
     ("np.exp", lambda t: np.exp(t, out=np.empty(3))),          # out=: before writing
     ("np.multiply", lambda t: np.multiply(2.0, t, out=np.empty(3))),
@@ -155,6 +223,25 @@ def test_numpy_fallback_refuses_to_drop_a_gradient(culprit, call):
     with fg.no_grad():
         assert not isinstance(call(t), fg.Tensor)
     assert not isinstance(call(t.detach()), fg.Tensor)
+
+
+# the error names what made fastgraph's operation refuse the call
+REFUSAL_REASONS = [
+    ("np.sum", lambda t: np.sum(t, dtype=t.dtype), "sum takes no dtype= argument"),
+    ("np.mean", lambda t: np.mean(t, dtype=np.float32), "mean takes no dtype= argument"),
+    ("np.cumsum", lambda t: np.cumsum(t, dtype=t.dtype), "cumsum takes no dtype= argument"),
+    ("np.exp", lambda t: np.exp(t, dtype=np.float64), r"exp takes none of NumPy's keyword "
+                                                      r"arguments \(dtype=\)"),
+    ("np.add.reduce", lambda t: np.add.reduce(t), r"add has no differentiable \.reduce form"),
+]
+
+
+@pytest.mark.parametrize("culprit,call,reason", REFUSAL_REASONS,
+                         ids=[c[0] for c in REFUSAL_REASONS])
+def test_numpy_fallback_refusal_names_the_reason(culprit, call, reason):
+    with pytest.raises(TypeError, match=f"{culprit}: fastgraph's {reason}, so its result "
+                                        f"would carry no gradient"):
+        call(_t([3.0, 1.0, 2.0]))
 
 
 def test_numpy_fallback_refusal_writes_nothing():

@@ -338,7 +338,7 @@ def _check_slogdet_result(r, a=_SLOGDET_A):
     assert isinstance(r, tuple) and r._fields == want._fields == ("sign", "logabsdet")
     sign, logabsdet = r
     assert sign is r.sign and logabsdet is r.logabsdet and r[0] is sign and r[1] is logabsdet
-    np.testing.assert_allclose(np.asarray(r.logabsdet, dtype=float), want.logabsdet, rtol=1e-14)
+    np.testing.assert_allclose(float(r.logabsdet), want.logabsdet, rtol=1e-14)
     np.testing.assert_array_equal(np.asarray(r.sign, dtype=float), want.sign)
 
 

@@ -53,6 +53,41 @@ def test_grad_matches_rosenbrock_closed_form():
     np.testing.assert_allclose(fg.grad(rosen)(x), scipy.optimize.rosen_der(x), rtol=1e-12)
 
 
+def _rosen_with_asarray(x):
+    """SciPy's rosen as written there, with the drop-in namespace's asarray."""
+    x = fnp.asarray(x)
+    return fnp.sum(100.0 * (x[1:] - x[:-1] ** 2.0) ** 2.0 + (1 - x[:-1]) ** 2.0, axis=0)
+
+
+def test_a_function_converting_its_argument_with_numpy_raises_naming_it():
+    # scipy.optimize.rosen calls NumPy's np.asarray(x): the value would be right and the gradient
+    # silently zero, so minimize would report success at the starting point
+    x0 = np.array([-1.2, 1.0])
+    for transform in (fg.value_and_grad, fg.grad, fg.jacobian, fg.hessian):
+        with pytest.raises(RuntimeError, match=r"requires grad.* while differentiating 'rosen'.*"
+                                               r"detach\(\)\.numpy\(\).*fastgraph\.numpy"):
+            transform(scipy.optimize.rosen)(x0)
+    with pytest.raises(RuntimeError, match="while differentiating 'rosen'"):
+        scipy.optimize.minimize(fg.value_and_grad(scipy.optimize.rosen), x0, jac=True)
+    # traced by fg.function, the argument is a graph Node: the same refusal
+    for traced in (fg.function(scipy.optimize.rosen),
+                   fg.function(fg.value_and_grad(scipy.optimize.rosen))):
+        with pytest.raises(TypeError, match=r"np\.asarray.*symbolic Node.*fastgraph\.numpy"):
+            traced(x0)
+    # the same function written against fastgraph.numpy is differentiated
+    value, g = fg.value_and_grad(_rosen_with_asarray)(x0)
+    assert value == scipy.optimize.rosen(x0)
+    np.testing.assert_allclose(g, [-215.6, -88.0], rtol=1e-12)
+    np.testing.assert_allclose(g, scipy.optimize.rosen_der(x0), rtol=1e-12)
+    res = scipy.optimize.minimize(fg.value_and_grad(_rosen_with_asarray), x0, jac=True)
+    assert res.success and np.allclose(res.x, [1.0, 1.0], atol=1e-4)
+    traced_value, traced_grad = fg.function(fg.value_and_grad(_rosen_with_asarray))(x0)
+    assert traced_value == value
+    np.testing.assert_allclose(traced_grad, g, rtol=1e-14)
+    # (and it still runs as plain NumPy on plain values)
+    assert _rosen_with_asarray(x0) == scipy.optimize.rosen(x0)
+
+
 def test_grad_argnums():
     f = lambda x, y: fg.sum(x * y ** 2)
     x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])

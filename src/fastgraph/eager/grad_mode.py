@@ -12,6 +12,7 @@ __all__ = ["no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled"]
 
 class _State(threading.local):
     transform_depth = 0  # how many fg.grad-style transforms are evaluating their function
+    transformed = None   # the name of the innermost one's function, for error messages
 
     # The switch itself is a C thread-local of the compiled recorder, which reads it on every
     # operation; every new thread starts with recording on.

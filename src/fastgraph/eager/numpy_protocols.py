@@ -85,10 +85,10 @@ def _lost_gradient(name: str, holder: Tensor, why: str) -> TypeError:
 _VALUE_FREE = frozenset({"np.zeros_like", "np.ones_like", "np.empty_like", "np.full_like"})
 
 
-def _check_no_lost_gradient(name, args, kwargs, out, result=None, before=False):
+def _check_no_lost_gradient(name, args, kwargs, out, result=None, before=False, why=None):
     """Raise where a plain-NumPy fallback would drop the gradient of a Tensor argument: before
     writing into ``out=`` arrays of a floating dtype (nothing is left half-written), and after
-    computing a floating result."""
+    computing a floating result (``why()``: why no fastgraph operation took the call)."""
     if not _gm._state.enabled:
         return
     if name in _VALUE_FREE:  # only full_like's fill value can carry one
@@ -105,7 +105,9 @@ def _check_no_lost_gradient(name, args, kwargs, out, result=None, before=False):
             raise _lost_gradient(name, holder, "out= arguments do not support automatic "
                                  "differentiation")
     elif _floating(result):
-        raise _lost_gradient(name, holder, "no differentiable fastgraph operation takes this call")
+        why = why() if why is not None else None
+        raise _lost_gradient(name, holder, why or "no differentiable fastgraph operation takes "
+                             "this call")
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
@@ -133,7 +135,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if not written:
         result = getattr(ufunc, method)(*_unwrap(inputs), **kwargs)
         if out is None and method != "at":
-            _check_no_lost_gradient(name, inputs, None, None, result)
+            _check_no_lost_gradient(name, inputs, None, None, result,
+                                    why=lambda: _ufunc_refusal(fn, method, kwargs))
         return result
     try:
         result = getattr(ufunc, method)(*_unwrap(inputs), **kwargs)
@@ -149,6 +152,16 @@ def array_ufunc(ufunc, method, inputs, kwargs):
             return out[0] if out[0] is not None else result
         return tuple(o if o is not None else r for o, r in zip(out, result))
     return result
+
+
+def _ufunc_refusal(fn, method, kwargs) -> str | None:
+    """Why a NumPy ufunc call ran as plain NumPy: the keyword or method fastgraph lacks."""
+    if fn is None:
+        return None
+    if method != "__call__":
+        return f"fastgraph's {fn.__name__} has no differentiable .{method} form"
+    return f"fastgraph's {fn.__name__} takes none of NumPy's keyword arguments (" + \
+        ", ".join(f"{k}=" for k in kwargs) + ")"
 
 
 # NumPy's keyword names that fastgraph spells differently (NumPy 2.1's ``np.clip(a, min=, max=)``
@@ -267,6 +280,23 @@ class _Plan:
                 kwargs[q.name] = values[q.name]
         return _binds(self.fg_sig, args, kwargs)
 
+    def refusal(self, fn, args, kwargs) -> str | None:
+        """Why :meth:`translate` refused NumPy's ``(args, kwargs)``: the NumPy argument that
+        fastgraph's ``fn`` does not take (``np.sum(t, dtype=...)``), for the error message."""
+        if self.np_sig is None:
+            return None
+        try:
+            given = self.np_sig.bind(*args, **kwargs).arguments
+        except TypeError:
+            return None
+        for name, value in given.items():
+            if value is _NO_VALUE or name in self.target or (
+                    self.np_kinds[name] is _P.VAR_KEYWORD and not value) or \
+                    _is_default(self.np_defaults.get(name, _P.empty), value):
+                continue
+            return f"fastgraph's {fn.__name__} takes no {name}= argument"
+        return None
+
 
 def _is_default(default, value) -> bool:
     """``value`` is NumPy's ``default`` for its parameter (compared only for simple values)."""
@@ -311,7 +341,9 @@ def array_function(func, types, args, kwargs):
                                 out if isinstance(out, tuple) else (out,), before=True)
     result = func(*_unwrap(args), **_unwrap_kwargs(kwargs))
     if out is None:
-        _check_no_lost_gradient(_numpy_name(func), args, kwargs, None, result)
+        _check_no_lost_gradient(_numpy_name(func), args, kwargs, None, result,
+                                why=None if fn is None else lambda: _PLANS[(func, fn)].refusal(
+                                    fn, args, kwargs))
     return result
 
 

@@ -99,10 +99,13 @@ class Tensor(TensorBase, OpMethods):
         return (self[i] for i in range(self._data.shape[0]))
 
     def numpy(self) -> np.ndarray:
-        """The value as an ndarray (no copy). Errors if the tensor requires grad, as in PyTorch."""
+        """The value as an ndarray (no copy). Errors if the tensor requires grad, as in PyTorch.
+
+            >>> fg.tensor([1.0, 2.0], requires_grad=True).detach().numpy()
+            array([1., 2.])
+        """
         if self._requires_grad and _gm._state.enabled:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
-                               "Use tensor.detach().numpy() instead.")
+            raise _conversion_error(self, "Can't call numpy() on Tensor that requires grad")
         return self.data
 
     def item(self):
@@ -204,10 +207,31 @@ class Tensor(TensorBase, OpMethods):
 
     # ---- NumPy protocols -------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
+        # np.asarray(t), np.array(t), an ndarray built from or assigned a Tensor: the result
+        # is plain NumPy, so for a tensor that requires grad it would silently carry no
+        # gradient -- refused as PyTorch refuses it (float(t), t.item() and the explicit
+        # escape hatches t.data and t.detach() stay allowed, as there)
+        if self._requires_grad and _gm._state.enabled:
+            if dtype is not None and np.dtype(dtype) == object:
+                return self._object_array()
+            raise _conversion_error(self, "Can't convert a Tensor that requires grad to a "
+                                          "NumPy array (np.asarray, np.array)")
         d = self.data
         if dtype is not None and d.dtype != dtype:
             return d.astype(dtype)
         return d.copy() if copy else d
+
+    def _object_array(self) -> np.ndarray:
+        """An object array of this tensor's elements as 0-d Tensors (the tensor itself when
+        0-d), which keep their gradients: what ``np.array([t[0], t[1]], dtype=object)`` and
+        ``np.array(t, dtype=object)`` build, and fastgraph's operations take."""
+        out = np.empty(self.shape, dtype=object)
+        if self.ndim == 0:
+            out[()] = self
+        else:
+            for idx in np.ndindex(*self.shape):
+                out[idx] = self[idx]
+        return out
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         from .numpy_protocols import array_ufunc
@@ -367,7 +391,8 @@ _SUPPORTED_KINDS = "biuf"
 
 
 def tensor(data: Any, dtype=None, requires_grad: bool = False) -> Tensor:
-    """Make a leaf Tensor from a scalar, nested list, ndarray or Tensor (data is copied).
+    """Make a leaf Tensor from a scalar, nested list, ndarray or Tensor (data is copied; the
+    values of Tensors are read without their history, as ``torch.tensor`` reads them).
 
         >>> fg.tensor([1.0, 2.0], requires_grad=True)
         tensor([1., 2.], requires_grad=True)
@@ -375,7 +400,11 @@ def tensor(data: Any, dtype=None, requires_grad: bool = False) -> Tensor:
     if isinstance(data, Tensor):
         data = data.data
     try:
-        arr = np.array(data, dtype=dtype)
+        if isinstance(data, (list, tuple)):
+            with _gm.no_grad():     # a new leaf from Tensors' values: torch.tensor's rule
+                arr = np.array(data, dtype=dtype)
+        else:
+            arr = np.array(data, dtype=dtype)
     except ValueError as e:
         raise ValueError(f"fg.tensor: could not build an array from the data ({e}); nested "
                          f"lists must be rectangular") from None
@@ -389,6 +418,20 @@ def tensor(data: Any, dtype=None, requires_grad: bool = False) -> Tensor:
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _conversion_error(t: Tensor, what: str) -> RuntimeError:
+    """The error for turning a Tensor that requires grad into a plain ndarray: it names the
+    function a transform is differentiating (as JAX names the traced function) and says what
+    to write instead."""
+    inside = _gm._state.transformed
+    where = f" while differentiating {inside!r}" if inside else ""
+    return RuntimeError(
+        f"{what} (shape {t.shape}, dtype {t.dtype}){where}: the ndarray would carry no "
+        f"gradient. Use tensor.detach().numpy() for its value without a gradient, or "
+        f"differentiable operations on the Tensor itself (fg.* or fastgraph.numpy functions: "
+        f"import fastgraph.numpy as np; a function that calls NumPy's own np.asarray on its "
+        f"argument cannot be differentiated).")
 
 
 class RemovableHandle:

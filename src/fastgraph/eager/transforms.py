@@ -41,16 +41,20 @@ class _scope:
     plain arrays -- the outer one may reach them through a closure:
     ``fg.grad(lambda a: fg.grad(lambda x: (a * x * x).sum())(w).sum())``."""
 
+    def __init__(self, fun):
+        self._transformed = getattr(fun, "__name__", repr(fun))   # (named in error messages)
+
     def __enter__(self):
         st = _gm._state
-        self._prev = st.enabled
+        self._prev = st.enabled, st.transformed
         st.enabled = True
+        st.transformed = self._transformed
         st.transform_depth += 1
 
     def __exit__(self, *exc):
         st = _gm._state
         st.transform_depth -= 1
-        st.enabled = self._prev
+        st.enabled, st.transformed = self._prev
 
 
 def _inside_transform() -> bool:
@@ -187,7 +191,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, *,
     def eager(args, kwargs, nums, single):
         nested = _inside_transform() or any(_any_traced(args[i]) for i in nums)
         templates = [args[i] for i in nums]
-        with _scope():
+        with _scope(fun):
             args, watched = _watch_args(args, nums)
             out = fun(*args, **kwargs)
             aux = None
@@ -237,6 +241,7 @@ def elementwise_grad(fun: Callable, argnums=0, *, argnum=None) -> Callable:
         >>> fg.elementwise_grad(fg.tanh)(np.array([0.0, 1.0]))
         array([1.        , 0.41997434])
     """
+    @functools.wraps(fun)
     def summed(*args, **kwargs):
         out = fun(*args, **kwargs)
         # a list, tuple, dict or None stays as it is, for grad's TypeError
@@ -275,7 +280,7 @@ def jacobian(fun: Callable, argnums=0, *, argnum=None) -> Callable:
     def eager(args, kwargs, nums, single):
         nested = _inside_transform() or any(_any_traced(args[i]) for i in nums)
         templates = [args[i] for i in nums]
-        with _scope():
+        with _scope(fun):
             args, watched = _watch_args(args, nums)
             # (inside a trace, a closure may hold the trace's Nodes: the MixedKindsError that
             # raises sends the outermost transform's wrapper down the symbolic path)
@@ -347,6 +352,7 @@ def hessian_vector_product(fun: Callable, argnums: int = 0, *, argnum=None) -> C
                         f"int, got {argnums!r}")
     fun_grad = grad(fun, argnums)
 
+    @functools.wraps(fun)
     def vector_dot_grad(*args, **kwargs):
         *args, vector = args
         return F.sum(fun_grad(*args, **kwargs) * vector)

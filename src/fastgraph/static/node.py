@@ -91,8 +91,9 @@ class Node(OpMethods):
 
     def _no_value(self, what: str):
         raise TypeError(f"{what} needs the value of symbolic Node {self.name!r}, which exists "
-                        f"only when the graph runs (inside @fg.function too): use fg operations "
-                        f"on it (fg.sum, fg.reshape, fg.where, ...), or run it in a Session")
+                        f"only when the graph runs (inside @fg.function too): use fg or "
+                        f"fastgraph.numpy operations on it (fg.sum, fg.reshape, fg.where, ...), "
+                        f"or run it in a Session")
 
     def __array__(self, dtype=None, copy=None):
         self._no_value("converting to a NumPy array (np.asarray, np.array)")

@@ -128,9 +128,7 @@ class Session:
             raise TypeError(f"feed_dict: the value fed for {node.name!r} is a graph node; feed "
                             f"data (NumPy arrays, numbers, lists)")
         else:
-            if hasattr(v, "grad_fn") and hasattr(v, "data"):
-                v = v.data
-            try:
+            try:    # (an eager Tensor that requires grad refuses: its gradient would be lost)
                 arr = np.asarray(v)
             except Exception as e:
                 raise InvalidArgumentError(f"cannot convert the value fed for {node.name!r} to "
