@@ -28,9 +28,9 @@ absorbs JIT compilation); every candidate's result is checked against NumPy's fi
 Targets (``TARGETS``, ``FLOOR_TARGETS``): forward and forward+grad at most XLA's time
 (``tf.function(jit_compile=True)``); the forward at most 1.5x the memory floor.
 
-The dated measurements are in docs/measurements.md.
+Earlier runs are in benchmarks/results/history.json.
 
-Where the forward time goes (re-measured 2026-12-01): one thread computes ~3 ns per element in
+Where the forward time goes: one thread computes ~3 ns per element in
 cache (AVX2 tanh ~1.0-1.4, sigmoid ~1.1, each arithmetic instruction ~0.14), two threads ~1.5,
 under the ~1.9 ns per element the memory floor allows; on 10M elements the kernel runs at
 2.4-2.75 ns per element, as the latency-bound tanh/sigmoid loops and the input streams overlap

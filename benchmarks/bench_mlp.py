@@ -37,9 +37,9 @@ broadcast kernel, one C pass each for the cross-entropy's loss and gradient, the
 the small SGD updates one VM instruction each, updates written into the parameters; W1's
 update is a BLAS ``gemm`` scaled by the learning rate and an ``axpy`` on OpenBLAS's own threads,
 the ``blas`` pass; the products are NumPy's BLAS calls made directly).  So the 0.9x target needs
-the plan's part at ~0.55x NumPy's, and the measured ratio moves with the machine's load:
-0.83-1.01x over the last sessions' runs.  The dated measurements, what each change bought
-and what was tried and dropped are in docs/measurements.md.
+the plan's part at ~0.55x NumPy's, and the measured ratio moves with the machine's load.
+Earlier runs are in benchmarks/results/history.json; what was tried and dropped, and why, is
+in docs/decisions.md.
 
 Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
 """

@@ -1,9 +1,12 @@
-"""The Python examples in README.md and docs/*.md run as written and print what they say.
+"""The README and docs/*.md are for users and maintainers: their examples run as written and print
+what they say, their links stay inside the repository, and they read as documentation, not a
+diary.
 
 Each file's ```python blocks run in order in one fresh namespace, as a reader would paste them.
-A line ``print(expr)  # text`` whose comment starts with a value (``12.0``, ``[1.0, 1.0]``,
-``tensor(...)``) must print a prefix of ``text`` (the rest of the comment may explain it); the README's abridged ``explain()`` listing, the plain block after the example that
-prints it, must appear line by line (in order) in what the example prints.
+A line ``print(expr)  # text`` whose output is one line must print a prefix of ``text`` (the rest
+of the comment may explain it: ``# [1.0, 1.0]  (NumPy values)``); a plain ``` block right after a
+python block shows what that block prints, abridged: its lines must appear in order in the
+output (``...`` inside a line stands for text left out).
 """
 from __future__ import annotations
 
@@ -25,24 +28,21 @@ def _blocks(path: Path) -> list[tuple[str, str]]:
 
 
 def _instrument(code: str) -> str:
-    """``print(e)  # text`` -> a check that ``str(e)`` starts ``text`` (then the print)."""
+    """``print(a, b)  # text`` -> a check that what print shows starts ``text`` (then the print)."""
     out = []
     for line in code.splitlines():
         m = _PRINT_WITH_COMMENT.match(line)
         if m:
             indent, expr, text = m.groups()
-            line = f"{indent}__check_print(({expr}), {text!r})"
+            line = f"{indent}__check_print({text!r}, {expr})"
         out.append(line)
     return "\n".join(out)
 
 
-_SHOWS_A_VALUE = re.compile(r"^([-\d\[({'\"]|\w+\()")   # 12.0, [1.0, ...], tensor(...)
-
-
-def _check_print(value, text: str) -> None:
-    shown = str(value)
+def _check_print(text: str, *values) -> None:
+    shown = " ".join(map(str, values))
     print(shown)
-    if "\n" not in shown and _SHOWS_A_VALUE.match(text):     # not a comment about the output
+    if "\n" not in shown:      # a comment on a multi-line output describes it
         assert text.startswith(shown), f"prints {shown!r}; the comment says {text!r}"
 
 
@@ -52,7 +52,7 @@ def _docs_with_python() -> list[Path]:
 
 def test_docs_have_examples():
     names = {p.name for p in _docs_with_python()}
-    assert {"README.md", "static.md", "fusion.md", "fused.md"} <= names, names
+    assert {"README.md", "guide.md", "static.md", "fusion.md", "fused.md"} <= names, names
 
 
 @pytest.mark.parametrize("path", _docs_with_python(), ids=lambda p: p.name)
@@ -66,7 +66,7 @@ def test_doc_examples_run_and_print_what_they_say(path: Path):
         with contextlib.redirect_stdout(buf):
             exec(compile(_instrument(code), f"{path.name}[block {i}]", "exec"), namespace)
         printed = buf.getvalue()
-        if i + 1 < len(blocks) and blocks[i + 1][0] == "" and "explain(" in code:
+        if i + 1 < len(blocks) and blocks[i + 1][0] == "":
             _assert_listing_in(blocks[i + 1][1], printed)
 
 
@@ -95,3 +95,66 @@ def _abridges(want: str, got: str) -> bool:
             return False
         at += len(part)
     return not rest or got.endswith(rest[-1])
+
+
+# ---- links stay inside the repository --------------------------------------------------------------
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(path: Path) -> set[str]:
+    text = _BLOCK.sub("", path.read_text())             # a '#' line inside a code block is no heading
+    return {_anchor(m.group(1)) for m in re.finditer(r"^#+ (.*)$", text, re.M)}
+
+
+@pytest.mark.parametrize("path", [ROOT / "CHANGELOG.md", *DOCS], ids=lambda p: p.name)
+def test_links_resolve_inside_the_repository(path: Path):
+    if not path.exists():
+        pytest.fail(f"{path.name} is missing")
+    for target in _LINK.findall(_BLOCK.sub("", path.read_text())):
+        if target.startswith(("http://", "https://")):
+            assert path.name == "CHANGELOG.md", f"{path.name} links outside the repository: {target}"
+            continue
+        file, _, anchor = target.partition("#")
+        dest = (path.parent / file).resolve() if file else path
+        assert dest.is_relative_to(ROOT), f"{path.name}: {target} points outside the repository"
+        assert dest.exists(), f"{path.name}: {target} does not exist"
+        if anchor and dest.suffix == ".md":
+            assert anchor in _anchors(dest), f"{path.name}: no heading for #{anchor} in {dest.name}"
+
+
+# ---- documentation, not a diary ----------------------------------------------------------------------
+#: the pages written for users and maintainers in one pass; every page should pass this check
+DIARY_FREE = ["README.md", "CHANGELOG.md", "docs/guide.md", "docs/decisions.md",
+              "docs/static.md"]
+_DIARY = re.compile(r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|this|"
+                    r"previous|last|next|earlier|later) session|\bissues? #\d+|DESIGN\.md|"
+                    r"\.\./shared", re.I)
+_DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+
+
+@pytest.mark.parametrize("name", DIARY_FREE)
+def test_docs_read_as_documentation_not_a_diary(name: str):
+    text = (ROOT / name).read_text()
+    found = _DIARY.findall(text)
+    assert not found, f"{name} cites sessions, issue numbers or files outside the repo: {found}"
+    if name != "CHANGELOG.md":                              # release dates belong there
+        assert not _DATE.findall(text), f"{name} holds dated prose: {_DATE.findall(text)}"
+
+
+def test_readme_starts_with_the_set_up_commands():
+    lang, code = _blocks(ROOT / "README.md")[0]
+    lines = [ln.split("#")[0].strip() for ln in code.strip().splitlines()]
+    assert lang == "bash" and len(lines) == 2, code
+    assert lines[0].startswith("pip install .") and "fastgraph demo" in lines[0], lines[0]
+    assert lines[1].startswith('pip install ".[test]"') and lines[1].endswith("pytest"), lines[1]
+
+
+def test_readme_stays_short():
+    n = len((ROOT / "README.md").read_text().splitlines())
+    assert 60 <= n <= 160, f"README.md has {n} lines; the details belong in docs/"
