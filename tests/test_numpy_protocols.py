@@ -1,6 +1,8 @@
 """NumPy protocols on eager Tensors, and the drop-in namespace ``fastgraph.numpy``."""
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
@@ -324,6 +326,62 @@ def test_other_names_pass_through_to_numpy():
     with pytest.raises(AttributeError):
         fnp.definitely_not_a_numpy_name  # noqa: B018
     assert "exp" in dir(fnp) and "linspace" in dir(fnp)
+
+
+#: NumPy's submodules with a differentiable twin in the drop-in namespace
+_TWIN_MODULES = {"linalg": "fastgraph.linalg"}
+
+
+def _public_numpy_names():
+    return sorted(n for n in dir(np) if not n.startswith("_") and hasattr(np, n))
+
+
+def test_every_numpy_name_means_what_it_means_to_numpy():
+    # fastgraph.ops holds helpers and submodules too (shape, identity): each NumPy name in the
+    # drop-in namespace is NumPy's own object or a deliberate differentiable twin, a function
+    # where NumPy's is one and a module only where NumPy's is a module
+    for name in _public_numpy_names():
+        ours, theirs = getattr(fnp, name), getattr(np, name)
+        if ours is theirs:
+            continue
+        assert name in fnp.__all__, f"fastgraph.numpy.{name} is {ours!r}, not NumPy's"
+        if isinstance(theirs, types.ModuleType):
+            assert isinstance(ours, types.ModuleType) and ours.__name__ == _TWIN_MODULES[name]
+        else:
+            assert callable(theirs) and not isinstance(theirs, type), name
+            assert callable(ours) and not isinstance(ours, (type, types.ModuleType)), name
+    for name, value in vars(fnp).items():     # and no other module of fastgraph's leaks in
+        if isinstance(value, types.ModuleType) and not name.startswith("_"):
+            assert value is getattr(np, name, None) or _TWIN_MODULES.get(name) == value.__name__
+
+
+def test_numpy_names_that_fastgraph_helpers_shadowed():
+    params = fg.tensor(np.ones((2, 3)), requires_grad=True)
+    assert fnp.shape(params) == (2, 3) and fnp.shape(np.ones(4)) == (4,)
+    np.testing.assert_array_equal(fnp.identity(3), np.eye(3))
+    with fg.Graph().as_default():
+        x = fg.placeholder(fg.float64, (None, 3))
+        # a graph Node's static shape is known without running it (None: unknown)
+        assert fnp.shape(x) == (None, 3) and fnp.ndim(x) == 2
+        assert fnp.size(fg.placeholder(fg.float64, (2, 3))) == 6
+        with pytest.raises(TypeError, match="np.size.*unknown"):
+            fnp.size(x)
+    # a drop-in script asking for its parameters' shape, eager and traced
+    loss = lambda p: fnp.sum(p ** 2) / fnp.shape(p)[0]  # noqa: E731
+    for run in (fg.grad(loss), fg.function(fg.grad(loss))):
+        np.testing.assert_array_equal(run(np.ones((2, 3))), np.ones((2, 3)))
+
+
+def test_top_level_numpy_names_are_functions_or_numpys():
+    # fg's NumPy-named entries are its ops and factories; its modules are twins of NumPy's
+    for name in _public_numpy_names():
+        ours = getattr(fg, name, None)
+        if ours is None or ours is getattr(np, name):
+            continue
+        if isinstance(ours, types.ModuleType):
+            assert name in ("linalg", "random") and ours.__name__ == f"fastgraph.{name}"
+        else:
+            assert callable(ours), name
 
 
 def test_drop_in_on_plain_arrays_matches_numpy():

@@ -11,7 +11,7 @@ versions do not all take.  With a Tensor or Node among the arguments the fastgra
 """
 from __future__ import annotations
 
-import functools
+import functools as _functools
 import sys as _sys
 
 import numpy as _np
@@ -19,7 +19,6 @@ import numpy as _np
 from . import ops as _ops
 from ._tape import holds_graph_value as _holds_graph_value
 from .eager.numpy_protocols import numpy_call_to_fastgraph as _to_fastgraph
-from .ops import *  # noqa: F401,F403  (the vocabulary, under NumPy names)
 from . import linalg  # noqa: F401
 from .static.node import NODE_TYPES as _NODE_TYPES
 
@@ -40,7 +39,7 @@ def _node_in(values) -> bool:
 def _numpy_for_plain_values(fg_fn, np_fn):
     is_ufunc = isinstance(np_fn, _np.ufunc)   # (same positional parameters as the op)
 
-    @functools.wraps(fg_fn)
+    @_functools.wraps(fg_fn)
     def op(*args, **kwargs):
         if _graph_value_in(args) or (kwargs and _graph_value_in(tuple(kwargs.values()))):
             if is_ufunc and not kwargs:
@@ -64,6 +63,8 @@ def _export(name: str, fg_fn) -> None:
     globals()[name] = fg_fn if not callable(np_fn) else _numpy_for_plain_values(fg_fn, np_fn)
 
 
+# only the public vocabulary: ``fastgraph.ops`` also holds helpers and its submodules, whose
+# names (``shape``, ``identity``) mean something else to NumPy
 for _name in _ops.PUBLIC:
     _export(_name, getattr(_ops, _name))
 for _name, _fn in (("absolute", _ops.abs), ("amax", _ops.max), ("amin", _ops.min),

@@ -99,6 +99,9 @@ class Node(OpMethods):
         self._no_value("converting to a NumPy array (np.asarray, np.array)")
 
     def __array_function__(self, func, types, args, kwargs):
+        query = _STATIC_QUERIES.get(func)
+        if query is not None and len(args) == 1 and not kwargs and args[0] is self:
+            return query(self)      # np.shape(x) in a traced function: the static shape
         self._no_value(f"np.{getattr(func, '__name__', func)}")
 
     def __float__(self):
@@ -142,6 +145,22 @@ class Node(OpMethods):
 
 
 NODE_TYPES: set = {Node}
+
+
+def _static_shape(node, what: str, need_all: bool = False) -> tuple:
+    if node.shape is None or (need_all and None in node.shape):
+        raise TypeError(f"{what} of node {node.name!r}: its shape {node.shape} is unknown until "
+                        f"the graph runs (run it in a Session)")
+    return tuple(node.shape)
+
+
+# NumPy functions a Node answers without a value, from its static shape (None: an unknown
+# dimension, as in node.shape)
+_STATIC_QUERIES = {
+    np.shape: lambda node: _static_shape(node, "np.shape"),
+    np.ndim: lambda node: len(_static_shape(node, "np.ndim")),
+    np.size: lambda node: int(np.prod(_static_shape(node, "np.size", True), dtype=np.int64)),
+}
 
 
 # ---- attribute keys (hash-consing) ----------------------------------------------------------
