@@ -117,3 +117,91 @@ def matmul(shapes: Sequence[Shape], op: str = "matmul", **_) -> Shape:
     if len(b) == 1:
         out = out[:-1]
     return out
+
+
+def _is_mask(item) -> bool:
+    return isinstance(item, np.ndarray) and item.dtype == bool
+
+
+def _index_error(shape, message: str) -> ValueError:
+    return ValueError(f"getitem: {message} (input shape {tuple(shape)})")
+
+
+def _check_in_bounds(item, size, axis: int, shape) -> None:
+    """NumPy's bounds check of an integer (array) index on a dimension of known ``size``."""
+    if size is None or np.size(item) == 0:
+        return
+    for i in (np.max(item), np.min(item)):
+        if not -size <= i < size:
+            raise _index_error(shape, f"index {int(i)} is out of bounds for axis {axis} with "
+                                      f"size {size}")
+
+
+def indexed(shape: Shape, index: tuple) -> Shape:
+    """The shape of ``x[index]`` for ``x`` of ``shape`` (``None``: unknown) and a canonical index
+    (ints, slices, ``None``, ``Ellipsis``, integer and boolean arrays), by NumPy's rules: basic
+    indices keep, cut or add dimensions; integer arrays, masks (as their ``nonzero()``) and, next
+    to them, integers are broadcast together, and their shape takes the place of the first when
+    they are adjacent, else goes first.  An integer array or a mask fixes its dimensions'
+    length even where the indexed dimension is unknown; a slice of an unknown dimension is
+    unknown.  ``ValueError`` (naming ``getitem`` and the shape) where NumPy raises on every
+    array of this shape."""
+    items = list(index)
+    if sum(it is Ellipsis for it in items) > 1:
+        raise _index_error(shape, "an index can only have a single ellipsis ('...')")
+    used = sum(it.ndim if _is_mask(it) else 0 if it is None or it is Ellipsis else 1
+               for it in items)
+    if used > len(shape):
+        raise _index_error(shape, f"too many indices for array: array is {len(shape)}-"
+                                  f"dimensional, but {used} were indexed")
+    if not any(it is Ellipsis for it in items):
+        items.append(Ellipsis)
+    advanced = any(isinstance(it, np.ndarray) for it in items)
+    out: list = []
+    broadcast_shapes, positions, bounds = [], [], []
+    ADVANCED = object()
+    dim = 0
+    for k, it in enumerate(items):
+        if it is Ellipsis:
+            out.extend(shape[dim:dim + len(shape) - used])
+            dim += len(shape) - used
+        elif it is None:
+            out.append(1)
+        elif isinstance(it, slice):
+            size = shape[dim]
+            out.append(None if size is None else len(range(*it.indices(size))))
+            dim += 1
+        elif _is_mask(it):
+            for ax, (size, m) in enumerate(zip(shape[dim:dim + it.ndim], it.shape)):
+                if size is not None and size != m:
+                    raise _index_error(shape, f"boolean index did not match indexed array "
+                                              f"along axis {dim + ax}; size of axis is {size} "
+                                              f"but size of corresponding boolean axis is {m}")
+            dim += it.ndim
+            broadcast_shapes.append((int(np.count_nonzero(it)),))
+            positions.append(k)
+            out.append(ADVANCED)
+        else:   # an integer or an integer array
+            bounds.append((it, shape[dim], dim))
+            dim += 1
+            if advanced:
+                broadcast_shapes.append(np.shape(it))
+                positions.append(k)
+                out.append(ADVANCED)
+    joint = ()
+    if advanced:
+        try:
+            joint = tuple(np.broadcast_shapes(*broadcast_shapes))
+        except ValueError:
+            raise _index_error(shape, "shape mismatch: indexing arrays could not be broadcast "
+                                      "together with shapes " + " ".join(
+                                          str(s) for s in broadcast_shapes)) from None
+    for it, size, axis in bounds:   # (NumPy checks no array's bounds when selecting nothing)
+        if np.ndim(it) == 0 or 0 not in joint:
+            _check_in_bounds(it, size, axis, shape)
+    if not advanced:
+        return tuple(out)
+    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    first = out.index(ADVANCED)
+    rest = [d for d in out if d is not ADVANCED]
+    return tuple(rest[:first] + list(joint) + rest[first:]) if adjacent else joint + tuple(rest)

@@ -207,8 +207,8 @@ expand_dims.op = _expand_dims_op
 
 def _squeeze_shape(shapes, axis, **_):
     s = shapes[0]
-    if axis is None:
-        return tuple(d for d in s if d != 1)
+    if axis is None:    # (an unknown dimension may be 1: then the rank is unknown)
+        return None if None in s else tuple(d for d in s if d != 1)
     axes = _shapes.normalize_axis(axis, len(s), "squeeze", s)
     for a in axes:
         if s[a] not in (1, None):
@@ -451,33 +451,13 @@ _scatter_add_op = defop("scatter_add", _scatter_add_forward,
                         shape=lambda shapes, **_: tuple(shapes[1]))
 
 
-def _probe_shape(op_forward, name):
-    def rule(shapes, **attrs):
-        results = []
-        for fill in (2, 3):
-            dummies = [np.empty(tuple(fill if d is None else d for d in s), dtype=np.int8)
-                       for s in shapes]
-            try:
-                results.append(np.shape(op_forward(*dummies, **attrs)))
-            except (IndexError, ValueError) as e:
-                if None not in sum((tuple(s) for s in shapes), ()):
-                    raise ValueError(f"{name}: {e} (input shapes "
-                                     f"{' '.join(str(tuple(s)) for s in shapes)})") from None
-                results.append(None)
-        a, b = results
-        if a is None or b is None:
-            return tuple(None for _ in (a or b or ()))
-        return tuple(d if d == e else None for d, e in zip(a, b))
-    return rule
-
-
 def _getitem_forward(x, index):
     return x[index]
 
 
 _getitem_op = defop("getitem", _getitem_forward,
                     lambda g, ans, x, index: F.scatter_add(g, x, index),
-                    shape=_probe_shape(_getitem_forward, "getitem"))
+                    shape=lambda shapes, index: _shapes.indexed(shapes[0], index))
 
 
 def _canon_index(index):
@@ -498,6 +478,9 @@ def _canon_index(index):
             if it.dtype != bool and not np.issubdtype(it.dtype, np.integer):
                 raise IndexError(f"getitem: arrays used as indices must be of integer or boolean "
                                  f"type, got {it.dtype}")
+        elif isinstance(it, (bool, np.bool_)):
+            it = np.array(it)   # x[True] adds a dimension, as a 0-d mask does
+            it.flags.writeable = False
         elif isinstance(it, (np.integer,)):
             it = int(it)
         elif not (it is None or it is Ellipsis or isinstance(it, (int, slice, np.ndarray))):

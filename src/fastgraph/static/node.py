@@ -9,6 +9,8 @@ node.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import ops as F
@@ -303,7 +305,9 @@ def _infer_dtype(op: OpDef, inputs, attrs, akey):
     if dt is not None:
         return dt
     dt = None
-    with np.errstate(all="ignore"):
+    # (the dummies are not the user's values: no NumPy warning about them reaches the user)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         for mode in ((None,) if elementwise else (1, 2)):
             try:
                 vals = [_dummy(n, mode) for n in inputs]
@@ -378,7 +382,8 @@ def static_apply(op: OpDef, args: tuple, attrs):
         except ValueError as e:
             msg = str(e)
             raise ValueError(msg if msg.startswith(op.name) else f"{op.name}: {msg}") from None
-        shape = tuple(shape)
+        if shape is not None:   # (None: a rule that cannot know the rank)
+            shape = tuple(shape)
     else:
         shape = _probe_shape(op, inputs, attrs)
     dtype = _infer_dtype(op, inputs, attrs or {}, akey)
