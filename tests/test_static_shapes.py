@@ -164,3 +164,70 @@ def test_every_op_infers_a_shape_its_runs_have_from_unknown_dimensions(case):
         with fg.Session() as sess:
             got = sess.run(outs, dict(zip(phs, arrays)))
         assert [np.shape(g) for g in got] == want
+
+
+# ---- shapes given by the user are checked where they are given --------------------------------
+@pytest.mark.parametrize("shape,error,message", [
+    ((-2,), ValueError, r"placeholder 'x': shape \(-2,\) has the negative dimension -2"),
+    ((3, -5), ValueError, r"placeholder 'x': shape \(3, -5\) has the negative dimension -5"),
+    ((2.5,), TypeError, r"placeholder 'x': shape \(2\.5,\) must hold integers or None, got float"),
+    ((3.0,), TypeError, r"placeholder 'x': shape \(3\.0,\) must hold integers"),
+    ((True,), TypeError, r"placeholder 'x': shape \(True,\) must hold integers"),
+    (([2],), TypeError, r"placeholder 'x': shape \(\[2\],\) must hold integers"),
+    (2.5, TypeError, r"placeholder 'x': shape must be a sequence of integers or None, got float"),
+])
+def test_a_placeholder_shape_is_checked_at_build_time(shape, error, message):
+    with pytest.raises(error, match=message):
+        fg.placeholder(fg.float64, shape, name="x")
+
+
+@pytest.mark.parametrize("shape,want", [
+    ((None, 3), (None, 3)), ([-1, 3], (None, 3)), (3, (3,)), ((np.int64(2), 0), (2, 0)),
+    (np.array([2, 3]), (2, 3)), ((), ()), (None, None),
+])
+def test_placeholder_shapes_tensorflow_accepts(shape, want):
+    assert fg.placeholder(fg.float64, shape).shape == want
+
+
+# (fn, error, message): the same in eager and static mode, raised when the op is built
+SHAPE_ARGUMENTS = [
+    (lambda x: fg.reshape(x, (-1, -1)), ValueError, r"reshape: shape \(-1, -1\) has more than "
+                                                    r"one unknown dimension"),
+    (lambda x: fg.reshape(x, (-2, 3)), ValueError, r"reshape: shape \(-2, 3\) has the negative "
+                                                   r"dimension -2 \(only -1"),
+    (lambda x: x.reshape(3, -3), ValueError, r"reshape: shape \(3, -3\) has the negative"),
+    (lambda x: fg.reshape(x, (0, -1)), ValueError, r"reshape: .*\(0, -1\).*ambiguous"),
+    (lambda x: fg.reshape(x, (2.5, 3)), TypeError, r"reshape: shape must be an integer"),
+    (lambda x: fg.reshape(x, (4, -1)), ValueError, r"reshape: cannot reshape array of shape "
+                                                   r"\(2, 3\) into shape \(4, -1\)"),
+    (lambda x: fg.broadcast_to(x, (-2, 2, 3)), ValueError, r"broadcast_to: shape \(-2, 2, 3\) "
+                                                           r"has the negative dimension -2"),
+    (lambda x: fg.broadcast_to(x, (1, 3)), ValueError, r"broadcast_to: cannot broadcast an "
+                                                       r"operand of shape \(2, 3\) to shape "
+                                                       r"\(1, 3\)"),
+    (lambda x: fg.broadcast_to(x, (3,)), ValueError, r"broadcast_to: cannot broadcast"),
+]
+
+
+@pytest.mark.parametrize("fn,error,message", SHAPE_ARGUMENTS,
+                         ids=[str(i) for i in range(len(SHAPE_ARGUMENTS))])
+@pytest.mark.parametrize("mode", ["eager", "static"])
+def test_invalid_shape_arguments_raise_when_built(mode, fn, error, message):
+    x = fg.tensor(np.zeros((2, 3))) if mode == "eager" else fg.placeholder(fg.float64, (2, 3))
+    with pytest.raises(error, match=message):
+        fn(x)
+    if mode == "static":    # an unknown dimension does not excuse a shape no run can have
+        u = fg.placeholder(fg.float64, (None, 3))
+        if "cannot reshape" not in message and "cannot broadcast an operand of shape" \
+                not in message:
+            with pytest.raises(error, match=message.split(":")[0]):
+                fn(u)
+
+
+@pytest.mark.parametrize("factory", [
+    lambda s: fg.zeros(s), lambda s: fg.ones(s), lambda s: fg.full(s, 1.0),
+    lambda s: fg.rand(s), lambda s: fg.randn(s)])
+def test_factories_name_themselves_for_a_negative_shape(factory):
+    with pytest.raises(ValueError, match=r"^\w+: shape \(2, -1\) has the negative dimension -1"):
+        factory((2, -1))
+    assert factory((2, 0)).shape == (2, 0) and factory(np.array([2, 3])).shape == (2, 3)

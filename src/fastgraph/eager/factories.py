@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops._shapes import as_int
+from ..ops._shapes import as_int, check_dims
 from .tensor import Tensor, tensor
 
 __all__ = ["zeros", "ones", "full", "arange", "eye", "zeros_like", "ones_like", "rand", "randn",
@@ -23,13 +23,15 @@ def seed(value: int) -> None:
 def _shape(shape, op: str) -> tuple:
     """Separate ints or one tuple/list of ints; floats are a TypeError naming ``op`` (as in
     NumPy: ``fg.zeros(2.5)`` is not ``fg.zeros(2)``)."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+    if len(shape) == 1 and (isinstance(shape[0], (tuple, list)) or (
+            isinstance(shape[0], np.ndarray) and shape[0].ndim == 1)):
         shape = tuple(shape[0])
     try:
-        return tuple([as_int(d, op, "shape") for d in shape])
+        dims = tuple([as_int(d, op, "shape") for d in shape])
     except TypeError:
         raise TypeError(f"{op}: shape must be ints or one tuple of ints, got "
                         f"{shape[0] if len(shape) == 1 else shape!r}") from None
+    return check_dims(dims, op)
 
 
 def _make(arr: np.ndarray, requires_grad: bool) -> Tensor:
@@ -48,8 +50,7 @@ def ones(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
 
 def full(shape, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``."""
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return _make(np.full(shape, fill_value, dtype=dtype), requires_grad)
+    return _make(np.full(_shape((shape,), "full"), fill_value, dtype=dtype), requires_grad)
 
 
 def arange(*args, dtype=None, requires_grad: bool = False) -> Tensor:

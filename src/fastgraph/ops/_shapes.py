@@ -205,3 +205,27 @@ def indexed(shape: Shape, index: tuple) -> Shape:
     first = out.index(ADVANCED)
     rest = [d for d in out if d is not ADVANCED]
     return tuple(rest[:first] + list(joint) + rest[first:]) if adjacent else joint + tuple(rest)
+
+
+def check_dims(dims, op: str, what: str = "shape", unknown: tuple = ()) -> tuple:
+    """A shape given by the user as a tuple of Python ints, checked as TensorFlow checks it at
+    build time: every entry an integer (``as_int``: no float is truncated, no bool counts) and
+    non-negative, except the entries in ``unknown`` (``None``, ``-1``), which are kept.
+    ``TypeError``/``ValueError`` naming ``op`` and the whole shape."""
+    dims = tuple(dims)
+    out = []
+    for d in dims:
+        if d is None and None in unknown:
+            out.append(None)
+            continue
+        try:
+            d = as_int(d, op, what)
+        except TypeError:
+            raise TypeError(f"{op}: {what} {dims!r} must hold integers"
+                            + (" or None" if None in unknown else "")
+                            + f", got {type(d).__name__} {d!r}") from None
+        if d < 0 and d not in unknown:
+            raise ValueError(f"{op}: {what} {dims!r} has the negative dimension {d}"
+                             + (" (only -1 stands for an unknown one)" if -1 in unknown else ""))
+        out.append(d)
+    return tuple(out)

@@ -90,8 +90,11 @@ def _reshape_shape(shapes, shape):
     if -1 in out:
         i = out.index(-1)
         rest = int(np.prod([d for j, d in enumerate(out) if j != i]))
-        out[i] = (total // rest if rest else 0) if known else None
-        if known and rest and total % rest:
+        if rest == 0:   # (-1 beside a 0: any length would do, NumPy refuses)
+            raise ValueError(f"reshape: cannot reshape array of shape {tuple(src)} into shape "
+                             f"{shape}: -1 is ambiguous beside a dimension of length 0")
+        out[i] = total // rest if known else None
+        if known and total % rest:
             raise ValueError(f"reshape: cannot reshape array of shape {tuple(src)} into shape {shape}")
     elif known and int(np.prod(out)) != total:
         raise ValueError(f"reshape: cannot reshape array of shape {tuple(src)} into shape {shape}")
@@ -120,9 +123,16 @@ def _int_tuple(shape, op: str) -> tuple:
 
 
 def reshape(x, *shape):
-    """Reshape (one ``-1`` allowed); ``fg.reshape(x, (2, 3))`` or ``x.reshape(2, 3)``."""
-    return apply(_reshape_op, (x,), {"shape": _int_tuple(shape[0] if len(shape) == 1 else shape,
-                                                         "reshape")})
+    """Reshape (one ``-1`` allowed); ``fg.reshape(x, (2, 3))`` or ``x.reshape(2, 3)``.
+
+    Other negative lengths, and a second ``-1``, are a ``ValueError`` in every mode (NumPy
+    would read ``-2`` as ``-1``; TensorFlow and PyTorch refuse it).
+    """
+    target = _shapes.check_dims(_int_tuple(shape[0] if len(shape) == 1 else shape, "reshape"),
+                                "reshape", unknown=(-1,))
+    if target.count(-1) > 1:
+        raise ValueError(f"reshape: shape {target} has more than one unknown dimension (-1)")
+    return apply(_reshape_op, (x,), {"shape": target})
 
 
 reshape.op = _reshape_op
@@ -231,15 +241,31 @@ def squeeze(x, axis=None):
 
 squeeze.op = _squeeze_op
 
+def _broadcast_to_shape(shapes, shape, **_):
+    """``shape`` itself, when ``x`` broadcasts to it: each of ``x``'s dimensions (aligned on
+    the right) is 1, unknown, or the target's length (NumPy's rule: the target never grows to
+    meet ``x``)."""
+    src = tuple(shapes[0])
+    if len(src) > len(shape) or any(
+            d not in (1, None) and d != t for d, t in zip(src[::-1], shape[::-1])):
+        raise ValueError(f"broadcast_to: cannot broadcast an operand of shape {src} to shape "
+                         f"{shape}")
+    return shape
+
+
 _broadcast_to_op = defop("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
                          lambda g, ans, x, shape: g,  # the engine sums back to x's shape
-                         shape=lambda shapes, shape, **_: (
-                             _shapes.broadcast("broadcast_to", shapes[0], shape), tuple(shape))[1])
+                         shape=_broadcast_to_shape)
 
 
 def broadcast_to(x, shape):
-    """Broadcast to ``shape`` (NumPy rules)."""
-    return apply(_broadcast_to_op, (x,), {"shape": _int_tuple(shape, "broadcast_to")})
+    """Broadcast to ``shape`` (NumPy rules).
+
+        >>> fg.broadcast_to(fg.ones(3), (2, 3)).shape
+        (2, 3)
+    """
+    return apply(_broadcast_to_op, (x,), {"shape": _shapes.check_dims(
+        _int_tuple(shape, "broadcast_to"), "broadcast_to")})
 
 
 broadcast_to.op = _broadcast_to_op

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as F
+from ..ops._shapes import check_dims
 from .graph import get_default_graph
 from .node import (ASSIGN, CONST, GROUP, PLACEHOLDER, VARIABLE, NODE_TYPES, Node, _normalize_value,
                    as_node, register_node_type)
@@ -32,7 +33,15 @@ def placeholder(dtype, shape=None, name=None) -> Node:
     g = get_default_graph()
     if shape is not None:
         shape = (shape,) if isinstance(shape, (int, np.integer)) else shape
-        shape = tuple(None if d is None or d == -1 else int(d) for d in shape)
+        what = "placeholder" + ("" if name is None else f" {name!r}")
+        try:
+            shape = tuple(shape)
+        except TypeError:
+            raise TypeError(f"{what}: shape must be a sequence of integers or None, got "
+                            f"{type(shape).__name__} {shape!r}") from None
+        # (TensorFlow's rules: -1 is an unknown dimension too; floats are not truncated)
+        shape = tuple(None if d == -1 else d
+                      for d in check_dims(shape, what, unknown=(None, -1)))
     return Node(g, PLACEHOLDER, (), None, shape, _dtype(dtype),
                 g.unique_name(name or "Placeholder"), kind="placeholder")
 
