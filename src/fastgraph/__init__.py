@@ -42,9 +42,9 @@ int64 = __import__("numpy").int64
 bool_ = __import__("numpy").bool_
 
 # static mode (TensorFlow 1 semantics) and the bridge
-from .static import (Graph, Node, Session, Variable, assign, assign_add, constant,
-                     get_default_graph, global_variables_initializer, gradients, group,
-                     name_scope, placeholder, reset_default_graph, trainable_variables,
-                     variables_initializer)
+from .static import (Graph, InteractiveSession, Node, Session, Variable, assign, assign_add,
+                     constant, get_default_graph, get_default_session,
+                     global_variables_initializer, gradients, group, name_scope, placeholder,
+                     reset_default_graph, trainable_variables, variables_initializer)
 from .static.function import clear_caches, function
 from . import train, errors

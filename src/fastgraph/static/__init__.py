@@ -7,10 +7,11 @@ from .variables import (Variable, assign, assign_add, constant, global_variables
                         global_variables_initializer, group, placeholder, trainable_variables,
                         variables_initializer)
 from .gradients import gradients
-from .session import Session
+from .session import InteractiveSession, Session, get_default_session
 from . import train
 
 __all__ = ["Graph", "Node", "get_default_graph", "reset_default_graph", "name_scope",
            "placeholder", "constant", "Variable", "gradients", "assign", "assign_add",
            "global_variables_initializer", "variables_initializer", "group",
-           "trainable_variables", "global_variables", "Session", "train", "errors"]
+           "trainable_variables", "global_variables", "Session", "InteractiveSession",
+           "get_default_session", "train", "errors"]

@@ -50,11 +50,40 @@ class Graph:
         self._by_name[node.name] = node
 
     def get(self, name: str):
-        """The node called ``name`` (``KeyError`` if none)."""
-        try:
-            return self._by_name[name]
-        except KeyError:
-            raise KeyError(f"the graph has no node named {name!r}") from None
+        """The node called ``name``, or TensorFlow's name of its value, ``name + ":0"`` (each
+        node has one output); ``KeyError`` if none.
+
+            >>> g.get("x") is g.get("x:0")
+            True
+        """
+        node = self._by_name.get(name)
+        if node is not None:
+            return node
+        base, colon, index = name.rpartition(":")
+        if colon and index.isdigit():
+            node = self._by_name.get(base)
+            if node is not None and index == "0":
+                return node
+            if node is not None:
+                raise KeyError(f"{name!r}: node {base!r} has one output, {base + ':0'!r} (an "
+                               f"op with several outputs, such as split, makes one node each)")
+            name = base
+        raise KeyError(f"the graph has no node named {name!r}")
+
+    def get_tensor_by_name(self, name: str):
+        """The node whose value TensorFlow calls ``name`` (``"x:0"``)."""
+        if ":" not in name:
+            raise ValueError(f"The name {name!r} refers to an operation, not a tensor: tensor "
+                             f"names are of the form '<op_name>:<output_index>', e.g. "
+                             f"{name + ':0'!r}")
+        return self.get(name)
+
+    def get_operation_by_name(self, name: str):
+        """The node called ``name`` (TensorFlow's operation name, without ``":0"``)."""
+        if ":" in name:
+            raise ValueError(f"The name {name!r} refers to a tensor, not an operation: "
+                             f"operation names have no ':<output_index>'")
+        return self.get(name)
 
     def get_operations(self) -> list:
         return list(self.nodes)

@@ -136,10 +136,14 @@ class Node(OpMethods):
         return (self[i] for i in range(len(self)))
 
     def eval(self, feed_dict=None, session=None):
-        """Run this node in ``session`` (TensorFlow's ``Tensor.eval``)."""
-        if session is None:
-            raise ValueError("eval() needs session=...")
-        return session.run(self, feed_dict)
+        """This node's value, run in ``session`` or the default session (TensorFlow's
+        ``Tensor.eval``: inside ``with fg.Session():``, ``y.eval({x: 3.0})``)."""
+        return _session_for(self, session, "eval").run(self, feed_dict)
+
+    def run(self, feed_dict=None, session=None) -> None:
+        """Run this operation in ``session`` or the default session (TensorFlow's
+        ``Operation.run``: ``fg.global_variables_initializer().run()``)."""
+        _session_for(self, session, "run").run(self, feed_dict)
 
     def _fg_index_value(self):
         raise IndexError(f"a symbolic Node ({self.name!r}) cannot be used as an index")
@@ -147,6 +151,19 @@ class Node(OpMethods):
 
 
 NODE_TYPES: set = {Node}
+
+
+def _session_for(node, session, what: str):
+    if session is None:
+        from .session import get_default_session
+        session = get_default_session()
+        if session is None:
+            raise ValueError(f"Cannot {what} {node.name!r}: No default session is registered. "
+                             f"Use `with fg.Session() as sess:` or `with sess.as_default():`, or "
+                             f"pass the session: {what}(session=sess)")
+    if session.graph is not node.graph:
+        raise ValueError(f"Cannot {what} {node.name!r} in a session of another graph")
+    return session
 
 
 def _static_shape(node, what: str, need_all: bool = False) -> tuple:

@@ -20,7 +20,7 @@ from .node import NODE_TYPES
 from .passes import PASS_NAMES
 from .plan import Context, compile_ir, lower
 
-__all__ = ["Session"]
+__all__ = ["Session", "InteractiveSession", "get_default_session"]
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -74,8 +74,34 @@ def _collector_paused():
             gc.enable()
 
 
+_defaults = threading.local()     # .sessions: this thread's default-session stack
+
+
+def _default_sessions() -> list:
+    stack = getattr(_defaults, "sessions", None)
+    if stack is None:
+        stack = _defaults.sessions = []
+    return stack
+
+
+def get_default_session():
+    """The session ``node.eval()`` and ``operation.run()`` use in this thread: the innermost
+    ``with sess:`` / ``with sess.as_default():`` block's, or an open ``InteractiveSession``;
+    None when there is none (TensorFlow 1's ``tf.get_default_session``).
+
+        >>> with fg.Session() as sess:
+        ...     assert fg.get_default_session() is sess
+    """
+    stack = _default_sessions()
+    return stack[-1] if stack else None
+
+
 class Session:
     """Runs a graph; variables live here (two sessions are independent).
+
+    As in TensorFlow 1, ``with fg.Session() as sess:`` also makes ``sess`` the default session
+    (``node.eval()``, ``operation.run()``) and its graph the default graph inside the block, and
+    closes it at the end.
 
         >>> with fg.Session() as sess:
         ...     sess.run(fg.global_variables_initializer())
@@ -94,16 +120,42 @@ class Session:
         # held by every run of a plan that reads or writes variables: updates are atomic
         # across all plans (re-entrant, for a step that runs this session again)
         self._state_lock = threading.RLock()
+        self._entered: list = []        # graph blocks entered by ``with sess:``
         self._closed = False
 
-    # ---- context manager / close -------------------------------------------------------------
+    # ---- context manager / default session / close --------------------------------------------
     def __enter__(self):
         self._check_open()
+        graph_block = self.graph.as_default()
+        graph_block.__enter__()
+        self._entered.append(graph_block)
+        _default_sessions().append(self)
         return self
 
     def __exit__(self, *exc):
+        stack = _default_sessions()
+        if stack and stack[-1] is self:
+            stack.pop()
+        if self._entered:
+            self._entered.pop().__exit__(None, None, None)
         self.close()
         return False
+
+    @contextlib.contextmanager
+    def as_default(self):
+        """Make this the default session inside the ``with`` block, without closing it after.
+
+            >>> with sess.as_default():
+            ...     y.eval({x: 3.0})
+        """
+        self._check_open()
+        stack = _default_sessions()
+        stack.append(self)
+        try:
+            yield self
+        finally:
+            if self in stack:
+                del stack[len(stack) - 1 - stack[::-1].index(self)]
 
     def close(self) -> None:
         """Release the session's state; any later use raises ``RuntimeError``."""
@@ -243,3 +295,23 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<fastgraph.Session{' (closed)' if self._closed else ''} {self.graph!r}>"
+
+
+class InteractiveSession(Session):
+    """A session that makes itself the default session when it is made, until ``close()``
+    (TensorFlow 1's, for shells and notebooks: ``y.eval()`` without a ``with`` block).
+
+        >>> sess = fg.InteractiveSession()
+        >>> fg.global_variables_initializer().run()
+        >>> sess.close()
+    """
+
+    def __init__(self, graph: Graph | None = None, disable=(), config=None):
+        super().__init__(graph, disable, config)
+        _default_sessions().append(self)
+
+    def close(self) -> None:
+        stack = _default_sessions()
+        if self in stack:
+            stack.remove(self)
+        super().close()

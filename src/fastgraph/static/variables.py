@@ -14,13 +14,22 @@ __all__ = ["placeholder", "constant", "Variable", "assign", "assign_add", "group
            "global_variables"]
 
 
+# TensorFlow's dtype names where NumPy reads the same string otherwise (``np.dtype("float")``
+# is float64): the TF1 constructors below take TensorFlow's meaning
+_TF_DTYPE_NAMES = {"float": np.dtype(np.float32), "half": np.dtype(np.float16)}
+
+
 def _dtype(dtype):
+    """A dtype given to ``placeholder``, ``constant`` or ``Variable``, read as TensorFlow reads
+    it (``"float"`` is float32) and checked: bool, integers, float32 or float64."""
     try:
-        dt = np.dtype(dtype)
+        dt = _TF_DTYPE_NAMES.get(dtype) if isinstance(dtype, str) else None
+        dt = dt if dt is not None else np.dtype(dtype)
     except TypeError as e:
         raise TypeError(f"unsupported dtype {dtype!r}: {e}") from None
-    if dt.kind not in "biuf":
-        raise TypeError(f"unsupported dtype {dt}; use bool, integer, float32 or float64")
+    if dt.kind not in "biuf" or (dt.kind == "f" and dt.itemsize not in (4, 8)):
+        raise TypeError(f"unsupported dtype {dtype!r} ({dt}); use bool, integer, float32 or "
+                        f"float64")
     return dt
 
 
@@ -51,7 +60,7 @@ def constant(value, dtype=None, name=None) -> Node:
     g = get_default_graph()
     if type(value) in NODE_TYPES:
         raise TypeError("constant: value must be data, not a Node")
-    arr = np.array(value, dtype=dtype)
+    arr = np.array(value, dtype=None if dtype is None else _dtype(dtype))
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"constant: unsupported dtype {arr.dtype}")
     arr.flags.writeable = False
@@ -71,7 +80,7 @@ class Variable(Node):
     def __init__(self, initial_value, dtype=None, name=None, trainable: bool = True):
         g = get_default_graph()
         if type(initial_value) in NODE_TYPES:
-            init = initial_value if dtype is None else as_node(initial_value, g, dtype)
+            init = initial_value if dtype is None else as_node(initial_value, g, _dtype(dtype))
             if init.graph is not g:
                 raise ValueError("Variable: the initial value belongs to another graph")
             if init.shape is None or None in init.shape:
@@ -79,7 +88,7 @@ class Variable(Node):
                                  f"got {init.shape}")
         else:
             arr = np.array(initial_value.data if hasattr(initial_value, "grad_fn")
-                           else initial_value, dtype=dtype)
+                           else initial_value, dtype=None if dtype is None else _dtype(dtype))
             if arr.dtype.kind not in "biuf":
                 raise TypeError(f"Variable: unsupported dtype {arr.dtype}")
             arr.flags.writeable = False
