@@ -309,7 +309,7 @@ def test_compiled_modules_are_the_ones_imported():
 
     for mod in (_toposort, _openmp):
         assert mod.__file__.endswith(suffixes), mod.__file__
-    assert fastgraph.utils._toposort is _toposort
+    assert fastgraph._core.toposort._toposort is _toposort
 
 
 def test_openmp_enabled_in_default_build():
@@ -354,7 +354,7 @@ def test_cli_without_command_prints_help():
 
 def test_fp_errors_may_raise_follows_errstate_and_warnings_filters():
     import warnings
-    from fastgraph._config import fp_errors_may_raise as may_raise
+    from fastgraph._core.config import fp_errors_may_raise as may_raise
     base = may_raise()
     with np.errstate(divide="raise"):
         assert may_raise()

@@ -12,7 +12,7 @@ import pytest
 
 import fastgraph as fg
 from fastgraph.fused.opcodes import BY_NAME
-from fastgraph.ops._registry import REGISTRY
+from fastgraph._core import REGISTRY
 from fastgraph.static.passes import fuse as fuse_mod
 
 from optable import CASES, as_list, make_inputs

@@ -1,6 +1,6 @@
 """The tape's Python boundary: malformed objects raise, they do not crash the process.
 
-The walker (``_tape.walk``) runs with bounds checks off and trusts the shape of what the recorder
+The walker (``eager.tape.walk``) runs with bounds checks off and trusts the shape of what the recorder
 built: one parent per input, each a ``TapeNode``, a Tensor or None, one VJP per input.  Every way
 Python code could hand it something else is closed at the boundary, one line per case.  (Each of
 these crashed the interpreter before the checks existed.)
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import fastgraph as fg
-from fastgraph import _tape
+from fastgraph._core import dispatch as _dispatch
+from fastgraph.eager import tape as _tape
 from fastgraph.eager.autograd import _ENGINE
 
 
@@ -46,7 +47,7 @@ def _set_parents():
 
 def _more_args_than_vjps():
     x = _x()
-    _tape.apply(fg.tanh.op, (x, x), None)     # np.tanh(x, out) runs; tanh has one VJP
+    _dispatch.apply(fg.tanh.op, (x, x), None)     # np.tanh(x, out) runs; tanh has one VJP
 
 
 def _eager_vjp_naming_a_missing_input():
@@ -62,7 +63,7 @@ def _set_eager_vjps():
 
 
 def _apply_none_op():
-    _tape.apply(None, (_x(),), None)
+    _dispatch.apply(None, (_x(),), None)
 
 
 def _record_none_args():

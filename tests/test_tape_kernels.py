@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import fastgraph as fg
-from fastgraph import _tape
+from fastgraph.kernels import elementwise as _kernels
 from fastgraph import ops as F
 
 KERNEL_OPS = sorted(name for name, op in F.REGISTRY.items() if op.has_kernel)
@@ -354,7 +354,7 @@ def test_relu_kernels_leave_other_cases_to_numpy():
     assert gx.requires_grad
 
 
-# ---- the column sum (bias gradients): _tape.sum_leading / sum_to_shape_of -------------------
+# ---- the column sum (bias gradients): kernels.elementwise.sum_leading / sum_to_shape_of -------------------
 COLSUM_SHAPES = [((128, 256), 1), ((128, 10), 1), ((2, 2), 1), ((1, 5), 1), ((1000, 3), 1),
                  ((3, 10007), 1), ((7, 9, 33), 2), ((7, 9, 33), 1), ((4, 3, 2, 5), 3)]
 
@@ -370,16 +370,16 @@ def _colsum_data(shape, dtype, rng):
 def test_column_sum_is_numpys_reduce_bit_for_bit(shape, lead, dtype, baseline, rng):
     g = _colsum_data(shape, dtype, rng)
     want = np.add.reduce(g, axis=tuple(range(lead)))
-    _tape._colsum_baseline(baseline)
+    _kernels._colsum_baseline(baseline)
     try:
         out = np.empty(shape[lead:], dtype)
-        assert _tape.sum_leading(g, lead, out) is out
+        assert _kernels.sum_leading(g, lead, out) is out
         assert out.tobytes() == want.tobytes()
         like = np.zeros(shape[lead:], dtype)
-        got = _tape.sum_to_shape_of(g, like)
+        got = _kernels.sum_to_shape_of(g, like)
         assert got.shape == like.shape and got.tobytes() == want.tobytes()
     finally:
-        _tape._colsum_baseline(False)
+        _kernels._colsum_baseline(False)
 
 
 @pytest.mark.parametrize("case", ["one_column", "no_rows", "strided", "float16", "int64",
@@ -406,7 +406,7 @@ def test_column_sum_fallbacks_and_special_values(case, rng):
     elif case == "negative_zero":
         g = np.full((4, 8), -0.0)
     want = np.add.reduce(g, axis=0)
-    got = _tape.sum_leading(g, lead, out)
+    got = _kernels.sum_leading(g, lead, out)
     np.testing.assert_array_equal(got, want)
     assert np.signbit(got).tolist() == np.signbit(want).tolist()
 
@@ -415,9 +415,9 @@ def test_column_sum_overflow_warns_and_raises_as_numpy_says():
     g = np.full((4, 3), np.finfo(np.float32).max, np.float32)
     out = np.empty(3, np.float32)
     with pytest.warns(RuntimeWarning, match="overflow"):
-        _tape.sum_leading(g, 1, out)
+        _kernels.sum_leading(g, 1, out)
     assert np.isinf(out).all()
     with np.errstate(over="raise"), pytest.raises(FloatingPointError):
-        _tape.sum_leading(g, 1, out)
+        _kernels.sum_leading(g, 1, out)
     with np.errstate(over="raise"), pytest.raises(FloatingPointError):
-        _tape.sum_to_shape_of(g, np.zeros(3, np.float32))
+        _kernels.sum_to_shape_of(g, np.zeros(3, np.float32))

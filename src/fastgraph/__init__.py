@@ -8,7 +8,7 @@
 Public names only; the contract is DESIGN.md, the layout is described in docs/architecture.md.
 """
 from ._version import __version__
-from ._config import get_num_threads, set_num_threads
+from ._core.config import get_num_threads, set_num_threads
 from . import utils
 
 # the vocabulary of operations (one registry serves eager, static and the bridge)

@@ -17,7 +17,7 @@ import sys as _sys
 import numpy as _np
 
 from . import ops as _ops
-from ._tape import holds_graph_value as _holds_graph_value
+from ._core import holds_graph_value as _holds_graph_value
 from .eager.numpy_protocols import numpy_call_to_fastgraph as _to_fastgraph
 from . import linalg  # noqa: F401
 from .static.node import NODE_TYPES as _NODE_TYPES

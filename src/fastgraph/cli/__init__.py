@@ -8,7 +8,7 @@ import os
 
 def thread_count(text: str) -> int:
     """``--threads``: what ``fg.set_num_threads`` takes (checked before any work starts)."""
-    from .._config import _validate
+    from .._core.config import _validate
     try:
         n = int(text)
     except ValueError:

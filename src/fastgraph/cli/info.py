@@ -5,7 +5,6 @@ import argparse
 import importlib
 import importlib.machinery
 import json
-import pkgutil
 import platform
 import sys
 from pathlib import Path
@@ -17,19 +16,20 @@ import fastgraph
 
 
 def compiled_extensions() -> dict[str, str]:
-    """Map each compiled ``fastgraph._*`` extension module found to its file.
+    """Map each compiled extension module of fastgraph (in any of its packages) to its file.
 
     >>> "fastgraph._toposort" in compiled_extensions()
     True
     """
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
     found = {}
-    for mod in pkgutil.iter_modules(fastgraph.__path__, prefix="fastgraph."):
-        if not mod.name.rsplit(".", 1)[-1].startswith("_"):
-            continue
-        spec = importlib.util.find_spec(mod.name)
-        if spec is not None and spec.origin and spec.origin.endswith(suffixes):
-            found[mod.name] = spec.origin
+    for root in fastgraph.__path__:
+        for path in sorted(Path(root).rglob("*")):
+            suffix = next((s for s in suffixes if path.name.endswith(s)), None)
+            if suffix is None:
+                continue
+            rel = path.relative_to(root).with_name(path.name[:-len(suffix)])
+            found[".".join(("fastgraph",) + rel.parts)] = str(path)
     return found
 
 

@@ -1,6 +1,6 @@
 """``backward()`` and ``fg.autograd.grad``: the Python policy around the Cython tape walker.
 
-The walker (:func:`fastgraph._tape.walk`) owns the order and calls each op's VJP rules (on arrays,
+The walker (:func:`fastgraph.eager.tape.walk`) owns the order and calls each op's VJP rules (on arrays,
 or on Tensors when ``create_graph=True``); this module owns the user-facing policy: seeds, hooks,
 ``retain_grad``, accumulation into ``.grad``, and the ``fg.autograd.grad`` capture mode.
 """
@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from .._tape import TapeNode, walk
+from .tape import TapeNode, walk
 from . import grad_mode as _gm
 from .tensor import Tensor
 

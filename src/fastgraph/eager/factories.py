@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops._shapes import as_int, check_dims
+from .._core.shapes import as_int, check_dims
 from .tensor import Tensor, tensor
 
 __all__ = ["zeros", "ones", "full", "arange", "eye", "zeros_like", "ones_like", "rand", "randn",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import threading
 
-from .._tape import is_grad_enabled as _is_enabled, set_grad_enabled as _set_enabled
+from .tape import is_grad_enabled as _is_enabled, set_grad_enabled as _set_enabled
 
 __all__ = ["no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled"]
 

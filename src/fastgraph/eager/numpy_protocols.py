@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import ops as F
 from .tensor import Tensor
-from .._tree import find_leaf, map_structure
+from .._core.tree import find_leaf, map_structure
 from . import grad_mode as _gm
 
 # ufunc name -> fastgraph function (NumPy's names, with the few spellings that differ)

@@ -10,7 +10,7 @@ from typing import Iterable
 
 import numpy as np
 
-from .._config import fp_errors_may_raise as _fp_strict
+from .._core.config import fp_errors_may_raise as _fp_strict
 from .._update import sub_scaled
 from .tensor import Tensor
 

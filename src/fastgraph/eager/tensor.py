@@ -1,6 +1,6 @@
 """The eager ``Tensor``: an ndarray plus what ``backward()`` needs (PyTorch semantics).
 
-Recording (:func:`fastgraph._tape.record`, compiled) is the whole of eager mode's forward cost: run
+Recording (:func:`fastgraph.eager.tape.record`, compiled) is the whole of eager mode's forward cost: run
 the op's NumPy forward and, when some input requires grad, attach one ``TapeNode``.
 0-d results are kept as NumPy scalars internally (scalar arithmetic is ~7x cheaper than 0-d array
 arithmetic); ``Tensor.data`` always hands out an ndarray.
@@ -13,10 +13,11 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import ops as F
-from .. import _tape
+from .._core.errors import op_error
 from ..ops.methods import OpMethods
-from .._tape import TensorBase
 from . import grad_mode as _gm
+from . import tape as _tape
+from .tape import TensorBase
 
 __all__ = ["Tensor", "tensor"]
 
@@ -312,80 +313,7 @@ class Tensor(TensorBase, OpMethods):
         return NotImplemented
 
 
-_WORDED = (ValueError, TypeError, IndexError, np.linalg.LinAlgError)
-
-
-def _operand_kind(v) -> str:
-    """A short description of an operand: its dtype, or its Python type."""
-    if isinstance(v, (np.ndarray, np.generic)):
-        return str(v.dtype)
-    if isinstance(v, (bool, int, float, complex)):
-        return f"{type(v).__name__} (Python scalar)"
-    return type(v).__name__
-
-
-def _operand_shape(v) -> str:
-    if isinstance(v, (np.ndarray, np.generic)):
-        return str(tuple(v.shape))
-    if isinstance(v, (bool, int, float, complex)):
-        return "()"
-    try:
-        return str(np.shape(v))
-    except Exception:
-        return f"ragged {type(v).__name__}" if isinstance(v, (list, tuple)) else "?"
-
-
-def _rebuild(e: BaseException, msg: str) -> BaseException:
-    """An exception of ``e``'s kind carrying ``msg``: ``e``'s own type where it can be built from
-    one message, else the nearest public base (NumPy's ufunc errors need more arguments)."""
-    if type(e) in _WORDED:
-        return type(e)(msg)
-    try:
-        new = type(e)(msg)
-        if str(new) == msg:
-            return new
-    except Exception:
-        pass
-    for base in _WORDED:
-        if isinstance(e, base):
-            return base(msg)
-    return TypeError(msg)
-
-
-def _op_error(op, values, attrs, e):
-    """Reword a NumPy failure so it names the op and the operands' shapes and dtypes.  Never
-    raises itself: whatever it cannot word is reported as a plain message (the caller chains
-    the original exception)."""
-    if not isinstance(e, _WORDED):
-        return e
-    try:
-        if op.shape is not None and not isinstance(e, np.linalg.LinAlgError):
-            try:  # the op's static shape rule words shape errors best
-                shapes = [tuple(np.shape(v)) for v in values]
-                op.shape(shapes, **(attrs or {}))
-            except (ValueError, IndexError) as worded:
-                if str(worded).startswith(op.name):
-                    kinds = " and ".join(_operand_kind(v) for v in values)
-                    where = " and ".join(str(s) for s in shapes)
-                    return _rebuild(e, f"{worded} (operand shapes {where}; dtypes {kinds})")
-            except Exception:
-                pass
-        kinds = " and ".join(_operand_kind(v) for v in values)
-        where = " and ".join(_operand_shape(v) for v in values)
-        msg = str(e)
-        if msg.startswith(op.name + ":"):
-            msg = msg[len(op.name) + 1:].strip()
-        return _rebuild(e, f"{op.name}: {msg} (operand shapes {where}; dtypes {kinds})")
-    except Exception:  # (a bug here must not hide the user's error)
-        try:
-            kinds = ", ".join(type(v).__name__ for v in values)
-        except Exception:
-            kinds = "?"
-        return TypeError(f"{getattr(op, 'name', op)}: {e} (operand types {kinds})")
-
-
-_tape.configure(Tensor, F.ZERO, F.sum_to_like, F.astype, _op_error, F.REGISTRY,
-                pack=F.stack)  # a list holding Tensors is one array, as np.array makes it
+_tape.configure(Tensor, F.ZERO, F.sum_to_like, F.astype, op_error, F.REGISTRY)
 
 _SUPPORTED_KINDS = "biuf"
 

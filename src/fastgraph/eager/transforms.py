@@ -25,7 +25,8 @@ from .. import ops as F
 from . import grad_mode as _gm
 from .autograd import grad as _autograd_grad
 from .tensor import Tensor
-from .._tree import find_leaf, map_structure
+from .._core.errors import MixedKindsError
+from .._core.tree import find_leaf, map_structure
 
 __all__ = ["grad", "value_and_grad", "elementwise_grad", "jacobian", "hessian",
            "hessian_vector_product", "hvp"]
@@ -181,7 +182,6 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, *,
             # plain arguments inside an fg.function trace: eager unless the body reaches a
             # Node through a closure (then symbolic, so that path is differentiated too)
             from ..static.function import static_value_and_grad
-            from ..static.node import MixedKindsError
             try:
                 return eager(args, kwargs, nums, single)
             except MixedKindsError:
@@ -270,7 +270,6 @@ def jacobian(fun: Callable, argnums=0, *, argnum=None) -> Callable:
             # plain arguments inside an fg.function trace: eager unless the body reaches a
             # Node through a closure (then symbolic), as value_and_grad does
             from ..static.function import static_jacobian
-            from ..static.node import MixedKindsError
             try:
                 return eager(args, kwargs, nums, single)
             except MixedKindsError:

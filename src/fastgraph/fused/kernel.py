@@ -99,7 +99,7 @@ def _nt_fn():
     f = _NT_FN
     if f is None:
         try:
-            from fastgraph._config import get_num_threads as f
+            from fastgraph._core.config import get_num_threads as f
         except ImportError:
             def f():
                 return os.cpu_count() or 1

@@ -2,7 +2,7 @@
 
 Each function accepts NumPy values, eager ``Tensor``s or graph ``Node``s and returns the same kind.
 """
-from ._registry import REGISTRY, ZERO, OpDef, apply, defop, register_kind
+from .._core import REGISTRY, ZERO, OpDef, apply, defop, register_kind, set_pack
 from .elementwise import (abs, add, arctan, ceil, clip, cos, cosh, digamma, divide, equal, erf,
                           erfc, exp, expm1, floor, floor_divide, gammaln, greater, greater_equal,
                           isfinite, less, less_equal, log, log1p, logical_and, logical_not,
@@ -21,6 +21,9 @@ from .shape import (astype, broadcast_like, broadcast_to, concatenate, copy, exp
 from .linalg import (adjugate, det, dot, einsum, inv, matmul, norm, outer, slogdet, solve,
                      tensordot, trace)
 from .nn import cross_entropy, cross_entropy_grad, log_softmax, pick, put_labels, softmax
+
+# a list holding Tensors or Nodes is one array of the graph, as np.array reads it
+set_pack(stack)
 
 # The public vocabulary of DESIGN.md §2 (helpers above stay importable from fastgraph.ops).
 PUBLIC = (

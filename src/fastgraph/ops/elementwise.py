@@ -11,8 +11,8 @@ import operator
 import numpy as np
 import scipy.special as _sp
 
-from . import _shapes
-from ._registry import ZERO, OpDef, apply, defop
+from .._core import ZERO, OpDef, apply, defop
+from .._core import shapes as _shapes
 
 from .. import ops as F  # late-bound: rules look names up when they run
 

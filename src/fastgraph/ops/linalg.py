@@ -5,8 +5,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _shapes
-from ._registry import apply, defop
+from .._core import apply, defop
+from .._core import shapes as _shapes
 
 from .. import ops as F
 

@@ -7,7 +7,7 @@ its base class; those come first in its method resolution order.)
 from __future__ import annotations
 
 from .. import ops as F
-from ._registry import REGISTRY, apply
+from .._core import REGISTRY, apply
 
 __all__ = ["OpMethods"]
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _shapes
-from ._registry import apply, defop
+from .._core import apply, defop
+from .._core import shapes as _shapes
 from .. import _softmax as _loops
 
 from .. import ops as F

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _shapes
-from ._registry import apply, defop
-from .._tape import holds_graph_value, sum_to_shape_of
+from .._core import apply, defop, holds_graph_value
+from .._core import shapes as _shapes
+from ..kernels.elementwise import sum_to_shape_of
 
 from .. import ops as F
 

@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from .._config import fp_errors_may_raise
+from .._core.config import fp_errors_may_raise
 from .errors import FailedPreconditionError, InvalidArgumentError
 from .passes.buffers import is_fresh_step, live_order, ufunc_of
 from .plan import known

@@ -41,8 +41,9 @@ import weakref
 
 import numpy as np
 
-from .. import _tape
-from .._tree import dict_like, find_leaf, map_structure
+from .._core import is_tensor
+from ..eager.tape import is_grad_enabled
+from .._core.tree import dict_like, find_leaf, map_structure
 from .. import ops as F
 from .gradients import gradients
 from .graph import Graph
@@ -67,8 +68,8 @@ class _Inline(Exception):
 
 
 def _is_tensor(v) -> bool:
-    """An eager Tensor, told by its attributes (the static engine does not import eager)."""
-    return hasattr(v, "grad_fn") and hasattr(v, "data")
+    """An eager Tensor (the dispatcher knows the eager engine's type)."""
+    return is_tensor(v)
 
 
 _TRACING = threading.local()   # .graphs: the graphs of the fg.function traces running here
@@ -100,14 +101,14 @@ def _arg_value(a):
     if type(a) in NODE_TYPES:
         raise _Inline
     if _is_tensor(a):
-        if a.requires_grad and _tape.is_grad_enabled():
+        if a.requires_grad and is_grad_enabled():
             raise _Inline   # an eager gradient is being taken through the call: run it eagerly
         a = a.data
     if type(a) in _WEAK or isinstance(a, (np.ndarray, np.generic)):
         return a
     if a is None or type(a) in _CONTAINERS or (isinstance(a, tuple) and hasattr(a, "_fields")):
         raise _Structured
-    if isinstance(a, (list, tuple, dict)) and _tape.is_grad_enabled() and \
+    if isinstance(a, (list, tuple, dict)) and is_grad_enabled() and \
             find_leaf(_requires_grad, a) is not None:
         raise _Inline   # (a container class of its own is a leaf: np.asarray would strip it)
     return np.asarray(a)
@@ -192,7 +193,7 @@ def _kwarg_values(kwargs: dict) -> dict:
         if type(v) in NODE_TYPES:
             raise _Inline
         if _is_tensor(v):
-            if v.requires_grad and _tape.is_grad_enabled():
+            if v.requires_grad and is_grad_enabled():
                 raise _Inline
             if out is kwargs:
                 out = dict(kwargs)

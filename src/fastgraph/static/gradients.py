@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as F
-from ..ops._registry import ZERO
+from .._core import ZERO
 from .node import NODE_TYPES, as_node
 
 __all__ = ["gradients"]

@@ -14,8 +14,8 @@ import warnings
 import numpy as np
 
 from .. import ops as F
-from .._tape import holds_graph_value
-from ..ops._registry import OpDef, register_kind
+from .._core import OpDef, holds_graph_value, is_tensor, register_kind
+from .._core.errors import MixedKindsError
 from ..ops.methods import OpMethods
 from .graph import Graph, get_default_graph
 
@@ -274,23 +274,13 @@ def as_node(value, graph: Graph | None = None, dtype=None):
     return implicit_constant(g, value)
 
 
-_TENSOR_TYPE = []     # [fg.Tensor], looked up on first use (eager imports static lazily too)
-
-
-class MixedKindsError(TypeError):
-    """An eager Tensor met a graph Node in one operation (the transforms catch it to retry a
-    gradient symbolically inside an ``fg.function`` trace)."""
-
-
 def _reject_tensor(a):
-    if not _TENSOR_TYPE:
-        from ..eager.tensor import Tensor
-        _TENSOR_TYPE.append(Tensor)
-    if isinstance(a, _TENSOR_TYPE[0]):
+    if is_tensor(a):
         raise MixedKindsError("cannot mix an eager fg.Tensor with symbolic graph Nodes in one "
-                        "operation; use fg.constant(t.data) or a placeholder (the factories "
-                        "fg.zeros, fg.ones, fg.randn... make eager Tensors: inside a graph or "
-                        "@fg.function build constant arrays with NumPy, e.g. np.ones(shape))")
+                              "operation; use fg.constant(t.data) or a placeholder (the "
+                              "factories fg.zeros, fg.ones, fg.randn... make eager Tensors: "
+                              "inside a graph or @fg.function build constant arrays with NumPy, "
+                              "e.g. np.ones(shape))")
 
 
 # ---- dtype inference --------------------------------------------------------------------------

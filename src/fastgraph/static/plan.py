@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils import toposort
+from .._core.toposort import toposort
 from .errors import InvalidArgumentError
 
 __all__ = ["PNode", "IR", "Context", "lower", "compile_ir"]

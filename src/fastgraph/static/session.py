@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from .._tree import dict_like
+from .._core.tree import dict_like
 from .errors import InvalidArgumentError
 from .executor import UNINIT, Plan
 from .graph import Graph, get_default_graph

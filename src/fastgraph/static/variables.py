@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as F
-from ..ops._shapes import check_dims
+from .._core import shapes
 from .graph import get_default_graph
 from .node import (ASSIGN, CONST, GROUP, PLACEHOLDER, VARIABLE, NODE_TYPES, Node, _normalize_value,
                    as_node, register_node_type)
@@ -50,7 +50,7 @@ def placeholder(dtype, shape=None, name=None) -> Node:
                             f"{type(shape).__name__} {shape!r}") from None
         # (TensorFlow's rules: -1 is an unknown dimension too; floats are not truncated)
         shape = tuple(None if d == -1 else d
-                      for d in check_dims(shape, what, unknown=(None, -1)))
+                      for d in shapes.check_dims(shape, what, unknown=(None, -1)))
     return Node(g, PLACEHOLDER, (), None, shape, _dtype(dtype),
                 g.unique_name(name or "Placeholder"), kind="placeholder")
 
@@ -139,7 +139,7 @@ def _make_assign(var: Variable, value, name: str, operation: bool = False,
     value = as_node(value, g)
     if value.shape is not None:
         try:
-            F._shapes.broadcast("assign", value.shape, var.shape)
+            shapes.broadcast("assign", value.shape, var.shape)
         except ValueError:
             raise ValueError(f"assign: cannot assign a value of shape {value.shape} to variable "
                              f"{var.name!r} of shape {var.shape}") from None

@@ -833,7 +833,7 @@ class _Multi:
 def _rebuild(ir, fused_ids, new_nodes):
     """New order: drop members, add calls/projs/casts, re-sort topologically (projs right after
     their call, so the buffer planner sees the kernel's outputs written where they appear)."""
-    from ...utils import toposort
+    from ..._core.toposort import toposort
     nodes = [p for p in ir.order if id(p) not in fused_ids]
     after_call = {}
     for c, targets in new_nodes:

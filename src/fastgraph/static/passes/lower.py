@@ -6,7 +6,7 @@ generic op's run-time shape logic, and the result can be written into a planned 
 
 * ``sum_to_like(g, x)`` that sums leading axes only (a bias gradient: ``(128, 256) -> (256,)``)
   becomes ``np.add.reduce(g, axis=leading, out=buffer)``, computed by the tape's column sum
-  (``_tape.sum_leading``: the same values in one C pass, as eager bias gradients) (``x`` is
+  (``kernels.elementwise.sum_leading``: the same values in one C pass, as eager bias gradients) (``x`` is
   read for its shape only, so it is dropped: measured 15 us -> 8 us for float32 (128, 256),
   then ~3 us with the C pass);
 * ``matmul(swapaxes(a, -1, -2), b)`` (and the same on ``b``) reads the transpose as a view inside
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._tape import sum_leading as _sum_leading
+from ...kernels.elementwise import sum_leading as _sum_leading
 from ...ops.nn import cross_entropy_and_grad
 from ..plan import PNode, known, live_order, resolve
 from .blas import BlasMatmul, direct_call_refused, is_last_swap, is_matrix_transpose
@@ -35,7 +35,7 @@ DIRECT_MAX_MNK = 1 << 25
 
 class LeadingSum:
     """``np.add.reduce(g, axis=axes)``: ``sum_to_like`` over leading axes, with ``out=`` -- the
-    tape's one-pass column sum (``_tape.sum_leading``, NumPy's values bit for bit) where it
+    one-pass column sum (``kernels.elementwise.sum_leading``, NumPy's values bit for bit) where it
     applies, as eager mode's bias gradients."""
     __slots__ = ("axes", "name", "lead")
 

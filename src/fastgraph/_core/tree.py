@@ -4,7 +4,7 @@ gradients), ``fg.function`` (differentiated arguments) and the NumPy protocols (
 
 Anything that is not a list, tuple or dict is a leaf (arrays, Tensors, Nodes, numbers, None).
 The tape's own packing test, which also reads NumPy object arrays and must stay in C, is
-``fastgraph._tape.holds_graph_value``.
+``fastgraph._core.dispatch.holds_graph_value``.
 """
 from __future__ import annotations
 

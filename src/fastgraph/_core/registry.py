@@ -1,6 +1,6 @@
-"""The op registry: every operation is declared once, here and in the sibling modules.
+"""The op registry: every operation is declared once, by :func:`defop`, in ``fastgraph.ops``.
 
-An :class:`OpDef` holds everything the three engines need:
+An :class:`OpDef` holds everything the engines need:
 
 * ``forward(*arrays, **attrs)``: the NumPy computation;
 * ``vjps``: one rule per differentiable input, ``vjp(g, ans, *inputs, **attrs)``, written with
@@ -12,8 +12,9 @@ An :class:`OpDef` holds everything the three engines need:
 * ``shape(shapes, **attrs)``: the static shape rule (``None`` for unknown dimensions);
 * ``opcode``: the fused-kernel opcode name for elementwise ops.
 
-Public functions are made by :func:`apply`, which dispatches on argument kinds: NumPy in, NumPy out;
-any ``Tensor`` -> recorded on the eager tape; any ``Node`` -> a node in the static graph.
+Public functions call :func:`~fastgraph._core.dispatch.apply`, which dispatches on argument kinds:
+NumPy in, NumPy out; any ``Tensor`` -> recorded on the eager tape; any ``Node`` -> a node in the
+static graph.
 """
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["OpDef", "REGISTRY", "ZERO", "defop", "apply", "register_kind"]
+from .dispatch import OpDef
+
+__all__ = ["OpDef", "REGISTRY", "ZERO", "defop"]
 
 
 class _Zero:
@@ -32,11 +35,6 @@ class _Zero:
 
 
 ZERO = _Zero()
-
-
-# The OpDef class is compiled (the recorder and the walker read its fields on every op).
-from .._tape import OpDef  # noqa: E402
-
 
 REGISTRY: dict[str, OpDef] = {}
 
@@ -72,16 +70,3 @@ def _is_numpy_ufunc(f) -> bool:
     """A ufunc of NumPy's own namespace (SciPy's special functions are ufuncs too, but report
     errors their own way: they keep going through the ufunc machinery)."""
     return isinstance(f, np.ufunc) and getattr(np, f.__name__, None) is f
-
-
-# The dispatcher is compiled (every operation goes through it): see fastgraph._tape.apply.
-from .._tape import apply  # noqa: E402
-from .._tape import register_kind as _register_kind  # noqa: E402
-
-
-def register_kind(cls: type, applier: Callable) -> None:
-    """Route ops whose arguments include an instance of exactly ``cls`` to
-    ``applier(op, args, attrs)`` (``attrs`` is a dict or ``None``).  The eager Tensor needs no
-    registration; every other kind (the static graph's ``Node`` and its subclasses) does, and it
-    takes precedence over Tensors so that mixing the two reaches an engine that can say so."""
-    _register_kind(cls, applier)

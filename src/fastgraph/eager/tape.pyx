@@ -1,0 +1,814 @@
+"""The eager tape: recording an operation, and walking the tape backwards.
+
+* :class:`TensorBase` holds a Tensor's fields (the Python class ``fastgraph.Tensor`` adds the
+  methods); :class:`TapeNode` is one recorded operation; :class:`VersionCounter` the in-place
+  version of some data.
+* :func:`record` is the eager engine's applier: the core dispatcher (``_core/dispatch.pyx``) calls
+  it, through the C pointer this module registers at import, for every op with a Tensor among
+  its arguments.
+* :func:`walk` is the reverse pass: Kahn's algorithm over the reachable nodes (iterative, so a
+  chain of 10**6 nodes is as safe as one of 10), calling each op's VJP rules.
+* Grad mode is a C thread-local read on every op.
+
+Recording creates no reference cycles: an output Tensor points to its TapeNode, which points to
+its inputs and parents, never back to the output; TapeNode opts out of the cyclic GC.
+0-d values are computed as NumPy scalars (scalar arithmetic is ~7x cheaper than 0-d arrays).
+"""
+cimport cython
+cimport numpy as cnp
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from fastgraph._core.dispatch cimport OpDef, apply, set_recorder
+from fastgraph.kernels.elementwise cimport ew, same_layout, scalar_if_0d, sum_to_shape_of
+
+import numpy as np
+
+cnp.import_array()
+
+
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void* op)
+
+cdef object _ndarray = np.ndarray
+cdef object _generic = np.generic
+cdef object _asarray = np.asarray
+cdef object _f64 = np.float64
+cdef object _f32 = np.float32
+
+
+@cython.no_gc
+@cython.final
+cdef class TapeNode:
+    """One recorded operation: the op, its inputs, its output value, and its parents on the tape."""
+    # read-only from Python: the walker trusts their shape (one parent per input, each a
+    # TapeNode, a Tensor or None, as the op's rules expect), and only the recorder sets them
+    cdef readonly OpDef op       # the operation
+    cdef readonly tuple inputs   # the arguments as given (Tensors and constants); None once freed
+    cdef readonly object attrs   # dict of attributes, or None
+    cdef readonly object ans     # the output's value (ndarray or NumPy scalar); None once freed
+    cdef readonly tuple parents  # per input: TapeNode, leaf Tensor, or None (no gradient needed)
+    cdef public object hooks     # list of hooks on the output tensor, or None
+    cdef public object retained  # weakref to the output tensor when retain_grad() was called
+    # per-walk scratch, valid while _walk equals the current walk's number; _g_owned: only the
+    # walk holds the array _g, so it may be overwritten (see walk)
+    cdef object _g
+    cdef bint _g_owned
+    cdef Py_ssize_t _deps
+    cdef unsigned long long _walk
+    # sum of the input Tensors' versions when recorded: in-place changes since then are errors
+    cdef long long _versions
+
+    def __init__(self, *args, **kwargs):
+        # the recorder makes nodes with __new__ and sets their fields in C; one built from
+        # Python could pair an op with inputs its rules cannot index, and crash the walker
+        raise TypeError("TapeNode cannot be created from Python: nodes are recorded by "
+                        "operations on Tensors that require a gradient")
+
+    def name(self):
+        return None if self.op is None else self.op.name
+
+    def __repr__(self):
+        return "<TapeNode (empty)>" if self.op is None else f"<{self.op.name}>"
+
+
+@cython.final
+cdef class VersionCounter:
+    """The in-place version of some data, shared (as in PyTorch) by a tensor, its ``detach()``
+    and the tensors that are views of its data: an in-place change through any of them bumps it,
+    and a tape node that saved one of them then refuses to use it."""
+    cdef public long long value
+
+    def __repr__(self):
+        return f"VersionCounter({self.value})"
+
+
+cdef class TensorBase:
+    """The fields of an eager Tensor (methods live in ``fastgraph.eager.tensor.Tensor``)."""
+    cdef public object _data
+    cdef public object _grad        # see the ``grad`` property
+    cdef readonly object grad_fn    # the TapeNode that made this tensor, or None (a leaf)
+    cdef public object _hooks
+    cdef public bint _requires_grad
+    cdef public bint _retains
+    # the version counter of the data (None: version 0, not shared yet; made on first need)
+    cdef VersionCounter _vc
+    # for a view of another tensor's data: that tensor (the root of the chain of views)
+    cdef public object _base
+    cdef object __weakref__
+    # per-walk scratch when this tensor is a leaf of a backward walk (see TapeNode)
+    cdef object _g
+    cdef bint _g_owned
+    cdef Py_ssize_t _deps
+    cdef unsigned long long _walk
+
+    def __init__(self, data, bint requires_grad=False, grad_fn=None):
+        if grad_fn is not None and type(grad_fn) is not TapeNode:
+            raise TypeError(f"grad_fn must be a TapeNode or None, not {type(grad_fn).__name__}")
+        if requires_grad and grad_fn is None and not _is_float_value(data):
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
+                               f"(got {np.asarray(data).dtype})")
+        self._data = data
+        self._requires_grad = requires_grad or grad_fn is not None
+        self.grad_fn = grad_fn
+
+    @property
+    def _version(self):
+        """How many in-place changes the data has seen (shared with views and ``detach()``)."""
+        return 0 if self._vc is None else self._vc.value
+
+    def _bump_version(self):
+        """Record an in-place change of the data (seen by every tensor sharing it)."""
+        if self._vc is None:
+            self._vc = VersionCounter()
+        self._vc.value += 1
+
+    def _share_version(self, TensorBase other):
+        """Make ``other`` share this tensor's version counter (``detach()``, views)."""
+        if self._vc is None:
+            self._vc = VersionCounter()
+        other._vc = self._vc
+
+    @property
+    def grad(self):
+        """The accumulated gradient: None or a Tensor of this tensor's shape and dtype."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
+
+    # The hottest operators are compiled (no Python frame per ``a * b``); the rest are methods of
+    # the Python class.
+    def __add__(self, other):
+        return apply(_ADD, (self, other), None)
+
+    def __radd__(self, other):
+        return apply(_ADD, (other, self), None)
+
+    def __sub__(self, other):
+        return apply(_SUB, (self, other), None)
+
+    def __rsub__(self, other):
+        return apply(_SUB, (other, self), None)
+
+    def __mul__(self, other):
+        return apply(_MUL, (self, other), None)
+
+    def __rmul__(self, other):
+        return apply(_MUL, (other, self), None)
+
+    def __truediv__(self, other):
+        return apply(_DIV, (self, other), None)
+
+    def __rtruediv__(self, other):
+        return apply(_DIV, (other, self), None)
+
+    def __neg__(self):
+        return apply(_NEG, (self,), None)
+
+
+cdef _check_grad(TensorBase t, object value):
+    if not isinstance(value, TensorBase):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                        f"{type(value).__name__}")
+    cdef object v = (<TensorBase>value)._data, d = t._data
+    if v is None or d is None:
+        return
+    if np.shape(v) != np.shape(d):
+        raise RuntimeError(f"assigned grad has data of a different size: grad shape "
+                           f"{np.shape(v)}, tensor shape {np.shape(d)}")
+    if np.result_type(v) != np.result_type(d):
+        raise RuntimeError(f"assigned grad has data of a different type: grad dtype "
+                           f"{np.result_type(v)}, tensor dtype {np.result_type(d)}")
+
+
+cdef inline object _root_buffer(object a):
+    """The object at the end of ``a``'s chain of ``.base``s (``a`` itself when it owns its
+    data)."""
+    cdef PyObject* b
+    while type(a) is _ndarray:
+        b = <PyObject*>cnp.PyArray_BASE(<cnp.ndarray>a)
+        if b == NULL:
+            return a
+        a = <object>b
+    return a
+
+
+cdef void _link_view(TensorBase t, tuple args) except *:
+    """``t``'s data is a view (its ``.base`` is set): if it views the data of an input Tensor,
+    share that input's version counter and remember the input (the root of its views) as
+    ``t._base``.  Only called for outputs that are views, so ordinary ops pay nothing."""
+    cdef object root = _root_buffer(t._data), a
+    cdef TensorBase src
+    for a in args:
+        if not isinstance(a, TensorBase):
+            continue
+        src = <TensorBase>a
+        if type(src._data) is not _ndarray or _root_buffer(src._data) is not root:
+            continue
+        if src._vc is None:
+            src._vc = VersionCounter()
+        t._vc = src._vc
+        t._base = src._base if src._base is not None else src
+        return
+
+
+# ---- grad mode: per thread, as in PyTorch ------------------------------------------------------
+# A C thread-local rather than a threading.local attribute: the recorder reads it on every
+# operation (~600 instructions for the attribute, ~1 for this).  Every thread starts enabled.
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #  define FG_THREAD_LOCAL __declspec(thread)
+    #else
+    #  define FG_THREAD_LOCAL __thread
+    #endif
+    static FG_THREAD_LOCAL int fg_grad_enabled = 1;
+    """
+    int fg_grad_enabled
+
+
+def is_grad_enabled():
+    """Whether this thread records eager operations (``fastgraph.eager.grad_mode`` owns the API)."""
+    return bool(fg_grad_enabled)
+
+
+def set_grad_enabled(bint mode):
+    global fg_grad_enabled
+    fg_grad_enabled = mode
+
+
+# ---- configuration set once by the Python layer -----------------------------------------------
+cdef object _Tensor = None          # the Python Tensor class
+cdef object _ZERO = None
+cdef object _sum_to_like = None
+cdef object _astype = None
+cdef object _op_error = None
+cdef object _ADD = None, _SUB = None, _MUL = None, _DIV = None, _NEG = None
+
+
+def configure(tensor_cls, zero, sum_to_like, astype, op_error, registry):
+    """Wire the Python layer in (called once when ``fastgraph.eager.tensor`` is imported)."""
+    global _Tensor, _ZERO, _sum_to_like, _astype, _op_error
+    global _ADD, _SUB, _MUL, _DIV, _NEG
+    # the recorder makes tensor_cls instances with tp_new and writes TensorBase fields
+    if not (isinstance(tensor_cls, type) and issubclass(tensor_cls, TensorBase)):
+        raise TypeError(f"configure: tensor_cls must be a TensorBase subclass, not "
+                        f"{tensor_cls!r}")
+    ops = [registry[name] for name in ("add", "subtract", "multiply", "divide", "negative")]
+    for o in ops:
+        if type(o) is not OpDef:
+            raise TypeError(f"configure: registry entries must be OpDefs, not {type(o).__name__}")
+    _ADD, _SUB, _MUL, _DIV, _NEG = ops
+    _Tensor = tensor_cls
+    _ZERO = zero
+    _sum_to_like = sum_to_like
+    _astype = astype
+    _op_error = op_error
+
+
+cdef tuple _EMPTY = ()
+
+
+cdef inline TensorBase _new_tensor(object data, object grad_fn):
+    # straight to tp_new: no __init__ call, no argument parsing
+    cdef TensorBase t = <TensorBase>(<PyTypeObject*>_Tensor).tp_new(_Tensor, <PyObject*>_EMPTY, NULL)
+    # Tensors made by operations hold no reference cycles (the tape points backwards only), so
+    # the cyclic GC need not scan them: long tapes then cost the collector nothing. (A cycle
+    # made through a hook closure is the one thing this gives up collecting.)
+    PyObject_GC_UnTrack(<void*>t)
+    t._data = data
+    t.grad_fn = grad_fn
+    t._requires_grad = grad_fn is not None
+    return t
+
+
+
+# ---- forward ----------------------------------------------------------------------------------
+cdef inline object _forward(OpDef op, tuple values, Py_ssize_t n, object attrs):
+    cdef object v0
+    if attrs:
+        return op.forward(*values, **attrs)
+    if op.kernel.nin == n:
+        v0 = ew(&op.kernel, values[0], values[1] if n == 2 else None, None, None)
+        if v0 is not None:
+            return v0
+    if n == 2 and op.operator is not None:
+        return op.operator(values[0], values[1])
+    if n == 1 and op.scalar_math is not None:
+        v0 = values[0]
+        if type(v0) is _f64:
+            try:
+                return _f64(op.scalar_math(v0))
+            except (OverflowError, ValueError):
+                pass  # inf / nan: NumPy produces them (with its warning)
+    return op.forward(*values)
+
+
+cdef inline object _parent_of(object a, object vjps, Py_ssize_t i):
+    """The tape parent of input ``i``, ``a`` (its TapeNode, or itself as a leaf), or None when
+    no gradient flows to it."""
+    if not isinstance(a, TensorBase) or not (<TensorBase>a)._requires_grad or vjps[i] is None:
+        return None
+    cdef object fn = (<TensorBase>a).grad_fn
+    return a if fn is None else fn
+
+
+cdef tuple _parents_of(tuple args, object vjps):
+    """Per input, its tape parent or None; None when no input needs a gradient."""
+    cdef Py_ssize_t n = len(args), i
+    cdef tuple out = None
+    cdef object p
+    if type(vjps) is tuple and n > len(<tuple>vjps):
+        raise TypeError(f"an operation with {len(<tuple>vjps)} differentiable input(s) got "
+                        f"{n} argument(s)")
+    for i in range(n):
+        if _parent_of(args[i], vjps, i) is not None:
+            break
+    else:
+        return None
+    out = PyTuple_New(n)
+    for i in range(n):
+        p = _parent_of(args[i], vjps, i)
+        Py_INCREF(p)  # PyTuple_SET_ITEM steals a reference
+        PyTuple_SET_ITEM(out, i, p)
+    return out
+
+
+def record(OpDef op, tuple args, object attrs):
+    """The eager applier: compute ``op`` and, if a gradient is needed, record one TapeNode (what
+    the dispatcher calls for arguments holding a Tensor)."""
+    if op is None or args is None:
+        raise TypeError("record: op must be an OpDef and args a tuple, not None")
+    return _record_op(op, args, attrs)
+
+
+cdef object _record_op(OpDef op, tuple args, object attrs):
+    cdef tuple values = _plain_values(args)
+    cdef object out
+    try:
+        out = _forward(op, values, len(values), attrs)
+    except Exception as e:
+        raise _op_error(op, values, attrs, e) from e
+    cdef TensorBase t
+    if type(out) is _ndarray:
+        # a view, maybe of an input's data (or an input itself: identity, astype to its dtype)
+        if cnp.PyArray_BASE(<cnp.ndarray>out) != NULL or (len(values) and out is values[0]):
+            t = _record(op, args, attrs, out)
+            _link_view(t, args)
+            return t
+    elif not isinstance(out, _generic):
+        out = _asarray(out)
+    return _record(op, args, attrs, out)
+
+
+cdef inline TensorBase _record(OpDef op, tuple args, object attrs, object out):
+    if not (op.differentiable and fg_grad_enabled):
+        return _new_tensor(out, None)
+    cdef tuple parents = _parents_of(args, op.vjps)
+    if parents is None:
+        return _new_tensor(out, None)
+    if not _is_float_value(out):
+        return _new_tensor(out, None)  # integer and boolean results carry no gradient
+    cdef TapeNode node = TapeNode.__new__(TapeNode)
+    node._versions = _version_sum(args)
+    node.op = op
+    node.inputs = args
+    node.attrs = attrs
+    node.ans = out
+    node.parents = parents
+    PyObject_GC_UnTrack(<void*>args)      # held only by the node, which is untracked
+    PyObject_GC_UnTrack(<void*>parents)
+    return _new_tensor(out, node)
+
+
+cdef inline bint _is_float_value(object out):
+    """``out`` (an ndarray or NumPy scalar) is of a floating (or complex) dtype."""
+    cdef object tv = type(out)
+    if tv is _ndarray:
+        return cnp.PyArray_ISFLOAT(<cnp.ndarray>out) or cnp.PyArray_ISCOMPLEX(<cnp.ndarray>out)
+    if tv is _f64 or tv is _f32:
+        return True
+    if isinstance(out, _generic):
+        return np.result_type(out).kind in "fc"
+    return np.asarray(out).dtype.kind in "fc"   # (a list given to Tensor(...): its values)
+
+
+# ---- backward ---------------------------------------------------------------------------------
+cdef inline long long _version_sum(tuple args):
+    cdef long long total = 0
+    cdef object a
+    cdef VersionCounter vc
+    for a in args:
+        if isinstance(a, TensorBase):
+            vc = (<TensorBase>a)._vc
+            if vc is not None:
+                total += vc.value
+    return total
+
+
+_MODIFIED_MESSAGE = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation (an input of {op!r}); recompute the forward pass after changing it, or change a "
+    "copy")
+
+
+_FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or fg.autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+cdef object _fit_to_input(object gi, object x):
+    """Sum ``gi`` back to the broadcast shape of input ``x`` and cast it to ``x``'s dtype."""
+    cdef object tx = type(x)
+    if type(gi) is tx:
+        if tx is _ndarray:
+            if same_layout(<cnp.ndarray>gi, <cnp.ndarray>x):
+                return gi
+        elif not isinstance(gi, TensorBase):
+            return gi  # two NumPy scalars of one type: same shape () and dtype
+    if tx is _ndarray and type(gi) is _ndarray:
+        gi = sum_to_shape_of(gi, x)
+    elif gi.shape != x.shape:
+        gi = _sum_to_like(gi, x)
+    xdt = x.dtype
+    if gi.dtype != xdt:
+        gi = _astype(gi, xdt)
+    return gi
+
+
+cdef inline object _slot_value(Py_ssize_t slot, object g, object ans, tuple args):
+    return g if slot == 0 else (ans if slot == 1 else args[slot - 2])
+
+
+cdef inline object _matrix_value(Py_ssize_t slot, object g, object ans, tuple args):
+    """The value of a 2-D recipe's ``slot`` (negative: transposed), or None unless it is a 2-D
+    ndarray."""
+    cdef object v = _slot_value(~slot if slot < 0 else slot, g, ans, args)
+    if type(v) is not _ndarray or cnp.PyArray_NDIM(<cnp.ndarray>v) != 2:
+        return None
+    return cnp.PyArray_Transpose(<cnp.ndarray>v, NULL) if slot < 0 else v
+
+
+cdef inline object _eager_vjp(tuple recipe, object g, object ans, tuple args, object into,
+                              object acc):
+    """The compiled VJP ``recipe`` (see ``OpDef.set_eager_vjps``), or None where it does not
+    apply; ``into``, ``acc``: as for ``kernels.elementwise.ew``.  A 2-D recipe returns a new array (it neither
+    adds into ``acc`` nor writes ``into``, which is one of its operands)."""
+    cdef object k = recipe[0]
+    cdef object a, b
+    if not (<OpDef>k).kernel.nin:
+        if acc is not None:
+            return None
+        a = _matrix_value(recipe[1], g, ans, args)
+        b = _matrix_value(recipe[2], g, ans, args)
+        if a is None or b is None:
+            return None
+        return (<OpDef>k).forward(a, b)
+    if len(recipe) == 2:
+        return ew(&(<OpDef>k).kernel, _slot_value(recipe[1], g, ans, args), None, into, acc)
+    return ew(&(<OpDef>k).kernel, _slot_value(recipe[1], g, ans, args),
+              _slot_value(recipe[2], g, ans, args), into, acc)
+
+
+cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, tuple args,
+                            bint create_graph, object into, object acc, int* how):
+    """The gradient for input ``i``.  ``how`` says where it came from: ``_GI_PASSED`` (it is
+    ``g``), ``_GI_FRESH`` (a new array -- or ``into`` -- that nothing else holds),
+    ``_GI_ADDED`` (it was added into ``acc``, the input's gradient sum so far, which is
+    returned) or ``_GI_OTHER`` (a VJP rule's result, which may share memory with anything)."""
+    cdef OpDef op = node.op
+    cdef object rule, gi, fitted
+    cdef object x = args[i]
+    how[0] = _GI_OTHER
+    if not create_graph and op.eager_vjps is not None and i < len(op.eager_vjps):
+        recipe = op.eager_vjps[i]
+        if recipe is not None:
+            if (<tuple>recipe)[0] is None:  # the gradient passes through
+                how[0] = _GI_PASSED
+                return _fit_to_input(g, x)
+            if acc is not None:
+                gi = _eager_vjp(<tuple>recipe, g, ans, args, None, acc)
+                if gi is not None:  # (acc has the input's layout: nothing to fit)
+                    how[0] = _GI_ADDED
+                    return gi
+            gi = _eager_vjp(<tuple>recipe, g, ans, args, into, None)
+            if gi is not None:
+                fitted = _fit_to_input(gi, x)
+                if fitted is gi:
+                    how[0] = _GI_FRESH
+                return fitted
+    if type(op.vjps) is tuple and i >= len(<tuple>op.vjps):
+        raise RuntimeError(f"{op.name}: no VJP rule for input {i}")
+    rule = op.vjps[i]  # (vjps may be a lazy table for variadic ops)
+    if rule is _ZERO:
+        gi = np.zeros(np.shape(x), dtype=np.result_type(g))
+        return _new_tensor(gi, None) if create_graph else gi
+    if node.attrs:
+        gi = rule(g, ans, *args, **node.attrs)
+    else:
+        gi = rule(g, ans, *args)
+    return _fit_to_input(gi, x)
+
+
+cdef enum:
+    _GI_OTHER = 0
+    _GI_PASSED = 1
+    _GI_FRESH = 2
+    _GI_ADDED = 3
+
+
+cdef inline object _accumulate(object prev, bint* owned, TapeNode tn, Py_ssize_t i, object g,
+                               object ans, tuple args, bint create_graph, object into,
+                               int* how):
+    """A parent's new gradient sum: ``prev`` (its ``_g``; ``owned[0]``, its ``_g_owned``,
+    updated) plus input ``i``'s gradient."""
+    cdef bint prev_owned = owned[0] and prev is not None
+    cdef object gi = _input_gradient(tn, i, g, ans, args, create_graph, into,
+                                     prev if prev_owned else None, how)
+    if how[0] == _GI_ADDED:
+        return prev  # already summed into prev, in place
+    if prev is None:
+        owned[0] = how[0] == _GI_FRESH
+        return gi
+    return _sum_grads(prev, prev_owned, gi, owned)
+
+
+cdef inline object _sum_grads(object prev, bint prev_owned, object gi, bint* owned):
+    """``prev + gi`` for two gradients reaching one node.  ``prev_owned``: only the walk holds
+    ``prev``, so the sum may overwrite it; ``owned[0]`` says the same of the result."""
+    cdef object r = ew(&(<OpDef>_ADD).kernel, prev, gi, prev if prev_owned else None, None)
+    owned[0] = type(r) is _ndarray  # (NumPy scalars are immutable)
+    return prev + gi if r is None else r
+
+
+cdef inline Py_ssize_t _push(list stack, Py_ssize_t n, object item) except -1:
+    if n < len(stack):
+        stack[n] = item
+    else:
+        stack.append(item)
+    return n + 1
+
+
+cdef tuple _plain_values(tuple inputs):
+    """The inputs with Tensors replaced by their values (0-d ones as NumPy scalars)."""
+    cdef Py_ssize_t n = len(inputs), i
+    cdef tuple out = PyTuple_New(n)
+    cdef object v
+    for i in range(n):
+        v = inputs[i]
+        if isinstance(v, TensorBase):
+            v = scalar_if_0d((<TensorBase>v)._data)
+        Py_INCREF(v)  # PyTuple_SET_ITEM steals a reference
+        PyTuple_SET_ITEM(out, i, v)
+    return out
+
+
+cdef unsigned long long _walk_counter = 0
+
+
+cdef set _leading_to(list roots, dict targets):
+    """Ids of the nodes (and leaves) on some path from ``roots`` to a target: the only ones whose
+    gradients ``fg.autograd.grad`` needs.  Iterative post-order over the DAG."""
+    cdef set needed = set()
+    cdef set visited = set()
+    cdef list stack = []
+    cdef object node, parent
+    cdef bint state, hit
+    for node in roots:
+        stack.append((node, False))
+    while stack:
+        node, state = stack.pop()
+        if not state:
+            if id(node) in visited:
+                continue
+            visited.add(id(node))
+            stack.append((node, True))
+            if type(node) is TapeNode:
+                for parent in (<TapeNode>node).parents:
+                    if parent is not None and id(parent) not in visited:
+                        stack.append((parent, False))
+            continue
+        hit = id(node) in targets
+        if not hit and type(node) is TapeNode:
+            for parent in (<TapeNode>node).parents:
+                if parent is not None and id(parent) in needed:
+                    hit = True
+                    break
+        if hit:
+            needed.add(id(node))
+    return needed
+
+
+def walk(list roots, list root_grads, bint retain_graph, bint create_graph, object engine,
+         object capture=None):
+    """Propagate ``root_grads`` from ``roots`` (TapeNodes or leaf Tensors) back to the leaves.
+
+    ``engine`` supplies the Python policy at the ends: ``engine.node_hooks(node, g,
+    create_graph)`` (hooks of non-leaf outputs, called during the walk; it returns the gradient
+    to propagate) and ``engine.finish(tensors, grads, create_graph, capture)``, called once the
+    whole walk has succeeded with the tensors reached and their gradients -- leaves, and
+    non-leaf tensors that called ``retain_grad()`` -- in the order reached: it runs the leaves'
+    hooks and then accumulates into ``.grad`` (with ``capture``, stores the leaves' gradients
+    there instead).  So an exception anywhere in the walk (a VJP rule, a hook, a tensor
+    modified in place) leaves every ``.grad`` as it was and the graph unfreed.  With ``capture`` (a dict
+    ``id(target) -> None``), as ``fg.autograd.grad`` uses it, the gradient reaching each target
+    is stored there, only the nodes on a path to a target are visited, and no leaf's ``.grad``
+    is touched.
+
+    Gradient sums and pending-consumer counts live in scratch fields of the TapeNodes and leaf
+    Tensors, stamped with this walk's number (so a walk interrupted by an exception leaves
+    nothing stale): no dictionary on the hot path.
+    """
+    global _walk_counter
+    _walk_counter += 1
+    cdef unsigned long long stamp = _walk_counter
+    cdef list stack = []
+    # nodes whose gradient is complete, as a stack: ready[:n_ready] (a list popped to empty and
+    # refilled would be reallocated on every node)
+    cdef list ready = []
+    cdef Py_ssize_t n_ready = 0
+    cdef list visited = []
+    cdef bint finished = False
+    cdef object node, parent, g, ans
+    cdef Py_ssize_t i, n_parents, last
+    cdef bint g_owned, owned
+    cdef int how
+    cdef tuple parents, inputs, args
+    cdef TapeNode tn, pn
+    cdef TensorBase leaf
+    cdef bint capturing = capture is not None
+    cdef set needed
+    cdef list done_leaves = []
+    cdef list done_grads = []
+    cdef list done_nodes = []
+    if len(root_grads) != len(roots):
+        raise ValueError(f"walk: {len(root_grads)} gradient(s) for {len(roots)} root(s)")
+    for node in roots:
+        if type(node) is not TapeNode and not isinstance(node, TensorBase):
+            raise TypeError(f"walk: a root must be a TapeNode or a Tensor, not "
+                            f"{type(node).__name__}")
+    needed = _leading_to(roots, capture) if capturing else None
+
+    # 1. count, for every node to visit, how many visited consumers feed it
+    for node in roots:
+        if capturing and id(node) not in needed:
+            continue
+        if type(node) is TapeNode:
+            tn = <TapeNode>node
+            if tn._walk != stamp:
+                tn._walk = stamp
+                tn._deps = 0
+                tn._g = None
+                tn._g_owned = False
+                stack.append(tn)
+        else:
+            leaf = <TensorBase>node
+            if leaf._walk != stamp:
+                leaf._walk = stamp
+                leaf._deps = 0
+                leaf._g = None
+                leaf._g_owned = False
+    while stack:
+        tn = <TapeNode>stack.pop()
+        for parent in tn.parents:
+            if parent is None or (capturing and id(parent) not in needed):
+                continue
+            if type(parent) is TapeNode:
+                pn = <TapeNode>parent
+                if pn._walk == stamp:
+                    pn._deps += 1
+                else:
+                    pn._walk = stamp
+                    pn._deps = 1
+                    pn._g = None
+                    pn._g_owned = False
+                    stack.append(pn)
+                    visited.append(pn)
+            else:
+                leaf = <TensorBase>parent
+                if leaf._walk == stamp:
+                    leaf._deps += 1
+                else:
+                    leaf._walk = stamp
+                    leaf._deps = 1
+                    leaf._g = None
+                    leaf._g_owned = False
+                    visited.append(leaf)
+
+    # 2. Kahn's order from the roots
+    for node, g in zip(roots, root_grads):
+        if capturing and id(node) not in needed:
+            continue
+        if type(node) is TapeNode:
+            tn = <TapeNode>node
+            tn._g = g if tn._g is None else tn._g + g
+        else:
+            leaf = <TensorBase>node
+            leaf._g = g if leaf._g is None else leaf._g + g
+    for node in roots:
+        if capturing and id(node) not in needed:
+            continue
+        if type(node) is TapeNode:
+            tn = <TapeNode>node
+            if tn._deps == 0:
+                tn._deps = -1  # queued once, even if listed twice
+                n_ready = _push(ready, n_ready, tn)
+        else:
+            leaf = <TensorBase>node
+            if leaf._deps == 0:
+                leaf._deps = -1
+                n_ready = _push(ready, n_ready, leaf)
+
+    try:
+        while n_ready:
+            n_ready -= 1
+            node = ready[n_ready]
+            ready[n_ready] = None
+            if type(node) is not TapeNode:
+                leaf = <TensorBase>node
+                g = leaf._g
+                leaf._g = None
+                done_leaves.append(leaf)  # delivered once the whole walk has succeeded
+                done_grads.append(g)
+                continue
+            tn = <TapeNode>node
+            g = tn._g
+            g_owned = tn._g_owned and not create_graph
+            tn._g = None
+            inputs = tn.inputs
+            if inputs is None:
+                raise RuntimeError(_FREED_MESSAGE)
+            if tn._versions != _version_sum(inputs):
+                raise RuntimeError(_MODIFIED_MESSAGE.format(op=tn.op.name))
+            if tn.hooks is not None:
+                g = engine.node_hooks(tn, g, create_graph)  # (user code may keep g)
+                g_owned = False
+            if tn.retained is not None:
+                parent = tn.retained()  # (a weakref to the output tensor)
+                if parent is not None:
+                    done_leaves.append(parent)  # its .grad is set with the leaves'
+                    done_grads.append(g)
+                g_owned = False
+            if capturing and id(tn) in capture:
+                capture[id(tn)] = g
+                g_owned = False
+            if create_graph:
+                args = inputs
+                ans = _new_tensor(tn.ans, tn)
+            else:
+                args = _plain_values(inputs)
+                ans = tn.ans
+            parents = tn.parents
+            n_parents = len(parents)
+            last = -1  # the last input needing a gradient: it may take g's buffer
+            for i in range(n_parents):
+                parent = parents[i]
+                if parent is not None and not (capturing and id(parent) not in needed):
+                    last = i
+            for i in range(last + 1):
+                parent = parents[i]
+                if parent is None or (capturing and id(parent) not in needed):
+                    continue
+                if type(parent) is TapeNode:
+                    pn = <TapeNode>parent
+                    pn._g = _accumulate(pn._g, &pn._g_owned, tn, i, g, ans, args,
+                                        create_graph, g if g_owned and i == last else None,
+                                        &how)
+                    pn._deps -= 1
+                    if pn._deps == 0:
+                        n_ready = _push(ready, n_ready, pn)
+                else:
+                    leaf = <TensorBase>parent
+                    leaf._g = _accumulate(leaf._g, &leaf._g_owned, tn, i, g, ans, args,
+                                          create_graph, g if g_owned and i == last else None,
+                                          &how)
+                    leaf._deps -= 1
+                    if leaf._deps == 0:
+                        n_ready = _push(ready, n_ready, leaf)
+                if how != _GI_FRESH and how != _GI_ADDED:
+                    g_owned = False  # g handed on, or seen by a rule that may keep it
+            if not retain_graph:
+                done_nodes.append(tn)
+        engine.finish(done_leaves, done_grads, create_graph, capture)
+        for tn in done_nodes:  # free the graph only after the walk and deliveries succeeded
+            tn.inputs = None
+            tn.ans = None
+        finished = True
+    finally:
+        if not finished:  # an error: drop the gradients parked in scratch fields
+            for node in roots + visited:
+                if type(node) is TapeNode:
+                    (<TapeNode>node)._g = None
+                else:
+                    (<TensorBase>node)._g = None
+
+
+# ---- registered with the dispatcher -----------------------------------------------------------
+set_recorder(TensorBase, _record_op)
