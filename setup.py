@@ -26,6 +26,8 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 PKG = Path("src") / "fastgraph"
+#: the C headers every extension may include (``#include "fg_*.h"``)
+INCLUDE = PKG / "kernels" / "include"
 
 # Set once here rather than in every .pyx file.
 COMPILER_DIRECTIVES = {
@@ -47,7 +49,9 @@ def _extensions() -> list[Extension]:
             Extension(
                 modname,
                 [rel.as_posix()],
-                include_dirs=[numpy.get_include(), PKG.as_posix()],
+                # a change to a header rebuilds the modules that may include it
+                depends=sorted(h.as_posix() for h in (HERE / INCLUDE).glob("*.h")),
+                include_dirs=[numpy.get_include(), INCLUDE.as_posix()],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 # libm for the fused kernels' transcendental functions (no-op where it is libc).
                 libraries=[] if sys.platform == "win32" else ["m"],

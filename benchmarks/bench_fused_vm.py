@@ -1,4 +1,4 @@
-"""Micro-benchmark of the fused-kernel VM (fastgraph._fused).
+"""Micro-benchmark of the fused-kernel VM (fastgraph.kernels.vm).
 
 Used to choose how transcendentals are evaluated (``eval`` column of fastgraph/fused/opcodes.py) and
 the block size / thread threshold; the numbers that chose them are in docs/fused.md.
@@ -43,7 +43,7 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._timing import SETTLE_S, compare, peers, print_results  # noqa: E402
-from fastgraph import _fused  # noqa: E402
+from fastgraph.kernels import vm as _fused  # noqa: E402
 from fastgraph.fused import BY_NAME, Expr, compile_kernel  # noqa: E402
 
 #: thread scaling: the compute-bound kernel's 1-thread time / its time on 2 threads (or more), at

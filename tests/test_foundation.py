@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import fastgraph
-from fastgraph import _toposort
+from fastgraph.kernels import toposort as _toposort
 from fastgraph.utils import toposort
 
 
@@ -305,7 +305,7 @@ def test_bad_thread_environment_warns_and_falls_back():
 
 def test_compiled_modules_are_the_ones_imported():
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-    from fastgraph import _openmp
+    from fastgraph.kernels import openmp as _openmp
 
     for mod in (_toposort, _openmp):
         assert mod.__file__.endswith(suffixes), mod.__file__
@@ -314,7 +314,7 @@ def test_compiled_modules_are_the_ones_imported():
 
 def test_openmp_enabled_in_default_build():
     # The default build uses OpenMP; a deliberate FASTGRAPH_OPENMP=0 build is the only exception.
-    from fastgraph import _openmp
+    from fastgraph.kernels import openmp as _openmp
 
     if os.environ.get("FASTGRAPH_OPENMP", "").strip() == "0":
         assert _openmp.openmp_enabled() is False
@@ -329,7 +329,7 @@ def test_info_subprocess():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert f"fastgraph {fastgraph.__version__}" in out.stdout
-    assert "fastgraph._toposort" in out.stdout
+    assert "fastgraph.kernels.toposort" in out.stdout
     assert "OpenMP" in out.stdout and "threads" in out.stdout and "numpy" in out.stdout
 
 
@@ -341,7 +341,7 @@ def test_info_json_subprocess():
     facts = json.loads(out.stdout)
     assert facts["fastgraph"] == fastgraph.__version__
     assert facts["num_threads"] == 2
-    assert "fastgraph._toposort" in facts["extensions"]
+    assert "fastgraph.kernels.toposort" in facts["extensions"]
     assert isinstance(facts["openmp"], bool)
 
 

@@ -362,7 +362,7 @@ def test_steady_state_has_no_page_faults(rng):
 
 
 def test_caching_allocator_semantics():
-    from fastgraph import _alloc
+    from fastgraph.kernels import alloc as _alloc
     with _alloc.cached():
         z = np.zeros(2_000_000)
         assert not z.any()
@@ -385,7 +385,7 @@ def test_caching_allocator_semantics():
 @pytest.mark.parametrize("make", [np.zeros, np.empty, np.ones])
 @pytest.mark.parametrize("n", [3, 1000, 2 ** 18, 2 ** 20 + 7])
 def test_caching_allocator_data_is_64_byte_aligned(make, n):
-    from fastgraph import _alloc
+    from fastgraph.kernels import alloc as _alloc
     with _alloc.cached():
         for _ in range(2):          # a fresh block, then (for the large ones) a reused one
             a = make(n)

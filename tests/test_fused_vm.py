@@ -1,4 +1,5 @@
-"""Table-driven tests of the fused-kernel VM (fastgraph._fused) and its compiler (fastgraph.fused).
+"""Table-driven tests of the fused-kernel VM (fastgraph.kernels.vm) and its compiler
+(fastgraph.fused).
 
 Every opcode in the table is checked against its NumPy reference in both dtypes, over contiguous,
 strided, transposed, reversed and broadcast operands and sizes around the block size and the thread
@@ -10,8 +11,9 @@ import warnings
 import numpy as np
 import pytest
 
-from fastgraph import _fused
+from fastgraph.kernels import vm as _fused
 from fastgraph.fused import (BY_NAME, DEFAULT_BLOCK, OPCODES, Expr, compile_kernel)
+from fastgraph.fused.opcodes import REFS
 
 B = DEFAULT_BLOCK
 SIZES = [0, 1, B - 1, B, B + 1, 40_000]
@@ -89,6 +91,34 @@ def test_opcode_table_matches_vm():
             assert _fused.vm_has_vec(op.name), op.name
         if op.ufunc is not None:
             assert isinstance(getattr(np, op.ufunc), np.ufunc)
+
+
+def test_opcode_rows_are_the_compilers_table():
+    """The compiler's table is the VM's X-macro list (fg_opcodes.h) as exported, in opcode
+    order, and every row has its NumPy reference (the only per-op fact kept in Python)."""
+    rows = _fused.opcode_rows()
+    assert [r[2] for r in rows] == list(range(1, len(rows) + 1))
+    assert [(op.name, op.arity, op.code, op.eval, op.ufunc, op.cost, op.doc) for op in OPCODES] \
+        == list(rows)
+    assert set(REFS) == {op.name for op in OPCODES}
+    assert all(callable(op.ref) for op in OPCODES)
+    assert all(op.arity in (1, 2, 3) and op.cost >= 1 for op in OPCODES)
+
+
+def test_every_instruction_set_copy_can_be_chosen():
+    """The CPU's copies, best first, each selectable by name; baseline always there."""
+    isas = _fused.vec_isas()
+    assert isas[-1] == "baseline" and _fused.vec_isa() == isas[0]
+    x = np.linspace(-30, 30, 4099)
+    k = compile_kernel([Expr.op("tanh", Expr.input(0)) + Expr.op("exp", Expr.input(0))])
+    try:
+        for isa in isas:
+            _fused._set_vec_isa(isa)
+            assert _fused.vec_isa() == isa
+            np.testing.assert_allclose(k(x), np.tanh(x) + np.exp(x), rtol=1e-14)
+    finally:
+        _fused._set_vec_isa("cpu")
+    assert _fused.vec_isa() == isas[0]
 
 
 @pytest.mark.parametrize("case", [

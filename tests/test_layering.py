@@ -22,10 +22,8 @@ PKG = SRC / "fastgraph"
 RANKS = {"kernels": 0, "core": 1, "fused": 2, "ops": 3, "eager": 4, "static": 4, "bridge": 5,
          "front-end": 6}
 
-#: the compiled modules still at the package's top level, and the BLAS library finder, are
-#: kernels (arrays only) wherever they live
-_TOP_LEVEL_KERNELS = {"_fused", "_softmax", "_alloc", "_blas", "_toposort", "_openmp",
-                      "_update", "_numpy_blas", "_ufunc_loops", "_fenv", "_openmp_helpers"}
+#: the BLAS library finder, at the package's top level, is a kernel (arrays only)
+_TOP_LEVEL_KERNELS = {"_numpy_blas"}
 _TOP_LEVEL_CORE = {"_core", "_version"}
 
 
@@ -137,7 +135,6 @@ def _violations() -> list[str]:
 #: imports that break the layering today, each to be removed by moving the code where it
 #: belongs (the list only shrinks; the test fails on any import not listed here)
 KNOWN = {
-    "fastgraph/_fused.pyx": "fused",              # the VM reads the Python opcode table
     "fastgraph/eager/transforms.py": "static",    # the transforms' symbolic half
     "fastgraph/static/function.py": "eager",      # fg.function reads eager's grad mode
 }
@@ -150,7 +147,7 @@ def test_every_layer_imports_only_layers_below_it():
 
 
 @pytest.mark.parametrize("module, layer", [
-    ("fastgraph.kernels.elementwise", "kernels"), ("fastgraph._fused", "kernels"),
+    ("fastgraph.kernels.elementwise", "kernels"), ("fastgraph.kernels.vm", "kernels"), ("fastgraph._numpy_blas", "kernels"),
     ("fastgraph._core.dispatch", "core"), ("fastgraph.fused.kernel", "fused"),
     ("fastgraph.ops.shape", "ops"), ("fastgraph.eager.tape", "eager"),
     ("fastgraph.static.node", "static"), ("fastgraph.bridge", "bridge"),

@@ -180,7 +180,7 @@ def test_converges_on_least_squares(make, steps):
     assert loss.item() < 1e-3
 
 
-# ---- the compiled in-place update (fastgraph._update.sub_scaled) ---------------------------------
+# ---- the compiled in-place update (fastgraph.kernels.update.sub_scaled) ---------------------------------
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(), (1,), (3,), (1023,), (1025,), (40, 77), (784, 256)])
 def test_sgd_update_is_numpys_bit_for_bit(dtype, shape):
@@ -199,7 +199,7 @@ def test_sgd_update_is_numpys_bit_for_bit(dtype, shape):
 
 
 def test_sgd_update_other_layouts_and_dtypes_go_through_numpy():
-    from fastgraph._update import sub_scaled
+    from fastgraph.kernels.update import sub_scaled
     p = np.arange(12.0).reshape(3, 4)
     assert sub_scaled(p.T, p.T.copy(), 0.5) == 0          # not C-contiguous
     assert sub_scaled(p, p.astype(np.float32), 0.5) == 0  # dtypes differ
@@ -218,7 +218,7 @@ def test_sgd_update_other_layouts_and_dtypes_go_through_numpy():
 
 
 def test_sgd_update_floating_point_errors_warn_as_numpy_does():
-    from fastgraph._update import sub_scaled
+    from fastgraph.kernels.update import sub_scaled
     p = np.ones(3000, np.float32)
     g = np.ones(3000, np.float32)
     g[2500] = 3e38  # overflows in the third block of 1024

@@ -1,4 +1,4 @@
-"""The C loops of ``fg.softmax``, ``fg.log_softmax`` and ``fg.cross_entropy`` (``fastgraph._softmax``)
+"""The C loops of ``fg.softmax``, ``fg.log_softmax`` and ``fg.cross_entropy`` (``fastgraph.kernels.softmax``)
 equal their NumPy expressions bit for bit, and hand every case they do not cover back to NumPy (same
 values, warnings, errors)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fastgraph as fg
-from fastgraph import _softmax as loops
+from fastgraph.kernels import softmax as loops
 from fastgraph.ops.nn import (
     _ce_forward, _ce_grad_forward, _ce_grad_numpy, _ce_loss_numpy, _log_softmax_numpy,
     _softmax_numpy, cross_entropy_and_grad,

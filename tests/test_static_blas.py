@@ -1,5 +1,5 @@
 """The ``blas`` pass: ``v - c * (a @ b)`` becomes a gemm scaled by BLAS's ``alpha`` and an
-``axpy`` update, computing NumPy's values bit for bit; and the two calls (``fastgraph._blas``)
+``axpy`` update, computing NumPy's values bit for bit; and the two calls (``fastgraph.kernels.blas``)
 behind it, which refuse every layout NumPy would not hand to BLAS as it is."""
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import fastgraph as fg
-from fastgraph import _blas, _numpy_blas
+from fastgraph import _numpy_blas
+from fastgraph.kernels import blas as _blas
 
 blas_pass = importlib.import_module("fastgraph.static.passes.blas")
 fuse_mod = importlib.import_module("fastgraph.static.passes.fuse")

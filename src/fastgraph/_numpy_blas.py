@@ -1,4 +1,4 @@
-"""NumPy's own BLAS, reached directly for the calls NumPy's API cannot make (:mod:`fastgraph._blas`).
+"""NumPy's own BLAS, reached directly for the calls NumPy's API cannot make (:mod:`fastgraph.kernels.blas`).
 
 It has to be NumPy's library and no other: a plan's products must give ``np.matmul``'s bits
 (another BLAS, or another build of OpenBLAS, may round differently), and a second OpenBLAS
@@ -16,9 +16,9 @@ import os
 
 import numpy as np
 
-from . import _blas
+from .kernels import blas as _blas
 
-#: the four functions :mod:`fastgraph._blas` calls, under scipy-openblas's names
+#: the four functions :mod:`fastgraph.kernels.blas` calls, under scipy-openblas's names
 SYMBOLS = ("scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_",
            "scipy_cblas_saxpy64_", "scipy_cblas_daxpy64_")
 
@@ -43,7 +43,7 @@ def _library_paths() -> list[str]:
 
 
 def load() -> bool:
-    """Hand NumPy's ``cblas_{s,d}gemm``/``cblas_{s,d}axpy`` to :mod:`fastgraph._blas` (once);
+    """Hand NumPy's ``cblas_{s,d}gemm``/``cblas_{s,d}axpy`` to :mod:`fastgraph.kernels.blas` (once);
     ``True`` when they are there.
 
     >>> load() in (True, False)

@@ -1,10 +1,10 @@
-"""The topological sort of the compiled ``_toposort`` kernel, with its argument checks: the
+"""The topological sort of the compiled ``kernels.toposort``, with its argument checks: the
 static planner orders plans with it, and it is public as ``fg.utils.toposort``."""
 from __future__ import annotations
 
 import numpy as np
 
-from .. import _toposort
+from ..kernels import toposort as _toposort
 from .config import get_num_threads
 
 __all__ = ["toposort"]

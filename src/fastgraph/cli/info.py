@@ -18,7 +18,7 @@ import fastgraph
 def compiled_extensions() -> dict[str, str]:
     """Map each compiled extension module of fastgraph (in any of its packages) to its file.
 
-    >>> "fastgraph._toposort" in compiled_extensions()
+    >>> "fastgraph.kernels.toposort" in compiled_extensions()
     True
     """
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
@@ -69,7 +69,7 @@ def _blas_info() -> list[dict[str, Any]]:
 
 def collect() -> dict[str, Any]:
     """All facts ``info`` prints, as a JSON-able dict."""
-    from fastgraph import _openmp
+    from fastgraph.kernels import openmp as _openmp
 
     return {
         "fastgraph": fastgraph.__version__,

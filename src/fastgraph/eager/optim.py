@@ -11,7 +11,7 @@ from typing import Iterable
 import numpy as np
 
 from .._core.config import fp_errors_may_raise as _fp_strict
-from .._update import sub_scaled
+from ..kernels.update import sub_scaled
 from .tensor import Tensor
 
 _ndarray = np.ndarray
@@ -108,7 +108,7 @@ class Optimizer:
 
 def _sub_scaled(data: np.ndarray, lr: float, g: np.ndarray) -> None:
     """``data -= lr * g``, with NumPy's rounding, in one pass and without a temporary the size
-    of the parameter (a compiled loop, ``fastgraph._update``); whatever it leaves (other
+    of the parameter (a compiled loop, ``fastgraph.kernels.update``); whatever it leaves (other
     layouts, a floating-point exception) NumPy does, warnings included.  Only called when
     floating-point exceptions do not raise (see ``_fp_strict``): the compiled loop stops at one
     after having written the blocks before it."""

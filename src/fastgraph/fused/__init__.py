@@ -1,6 +1,6 @@
 """Fused elementwise kernels: compile a DAG of elementwise ops into one register program and run it
-on the block-interpreting VM in :mod:`fastgraph._fused` (multi-threaded, float32/float64 native,
-several outputs, optional trailing reduction).  See ``docs/fused.md``.
+on the block-interpreting VM in :mod:`fastgraph.kernels.vm` (multi-threaded, float32/float64
+native, several outputs, optional trailing reduction).  See ``docs/fusion.md``.
 
 >>> from fastgraph.fused import Expr, compile_kernel
 >>> x, y = Expr.input(0), Expr.input(1)

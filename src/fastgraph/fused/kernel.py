@@ -12,7 +12,7 @@ peepholes (``add(multiply(a, b), c)`` -> ``fma``, ``subtract(c, multiply(a, b))`
 ``reciprocal``/``copy`` for the exponents NumPy special-cases), allocates
 block-length registers with a linear scan (a register is reused once its value is dead; a result
 never shares a register with its own operands), and hands the program to the Cython VM in
-:mod:`fastgraph._fused`.  The VM is described in ``docs/fused.md``.
+:mod:`fastgraph.kernels.vm`.  The VM is described in ``docs/fusion.md``.
 """
 from __future__ import annotations
 
@@ -85,8 +85,8 @@ _NPY_MAXDIMS = 64
 
 
 def _vm():
-    from fastgraph import _fused  # compiled extension (required; no Python fallback)
-    return _fused
+    from ..kernels import vm  # compiled extension (required; no Python fallback)
+    return vm
 
 
 _NT_FN = None

@@ -1,17 +1,13 @@
-"""THE opcode table of the fused-kernel virtual machine.
+"""The opcodes of the fused-kernel VM, as the Python compiler sees them.
 
-Every operation the VM can run is declared here exactly once: its name (the fastgraph / NumPy op
-name), its arity, its opcode number, how it is evaluated, and a NumPy reference implementation.
+The list itself is C: one X-macro row per op in ``kernels/include/fg_opcodes.h``, from which the
+VM takes its enum and its arities.  This module reads the same rows from the compiled VM
+(:func:`fastgraph.kernels.vm.opcode_rows`), so the numbers the compiler writes and the numbers
+the VM reads come from one list and cannot drift apart.  Only the NumPy reference of each op
+(``ref``, which the tests compare the VM with) is Python, keyed by name below.
 
-* The Python compiler (:mod:`fastgraph.fused.kernel`) emits these opcode numbers.
-* The Cython VM (:mod:`fastgraph._fused`) imports this module when it is initialised and builds
-  its dispatch table *from it*, by name: it refuses to import if the table names an operation the
-  VM cannot run, or if the VM implements an operation the table does not list.  So the numbers the
-  compiler writes and the numbers the VM reads come from the same list and cannot drift apart
-  (``tests/test_fused_vm.py::test_opcode_table_matches_vm`` checks it as well).
-
-``eval`` says how the VM evaluates the op on a block (chosen with ``benchmarks/bench_fused_vm.py``,
-numbers in ``docs/fused.md``):
+``eval`` says how the VM evaluates the op on a block (chosen with ``benchmarks/bench_fused_vm.py``;
+see ``docs/fusion.md``):
 
 ``"c"``      a tight C loop over the block (the compiler vectorises arithmetic; libm for the rest);
 ``"vec"``    fastgraph's own branch-free polynomial kernels (exp, expm1-based tanh, ...) which
@@ -22,6 +18,7 @@ numbers in ``docs/fused.md``):
 ``ufunc`` names the NumPy ufunc whose ``d->d`` / ``f->f`` (``dd->d`` / ``ff->f``) inner loop can
 evaluate the op; the VM resolves those loops once, at import.  A kernel can be compiled with a
 forced strategy (``compile_kernel(..., strategy="libm" | "ufunc" | "vec")``) for benchmarks.
+``cost`` is the work of one element in ``add``s (see :func:`work_units`).
 """
 from __future__ import annotations
 
@@ -31,7 +28,10 @@ from typing import Callable, Optional
 
 import numpy as np
 
-__all__ = ["OpCode", "OPCODES", "BY_NAME", "BY_CODE", "opcode", "REDUCTIONS", "work_units"]
+from ..kernels import vm as _vm
+
+__all__ = ["OpCode", "OPCODES", "BY_NAME", "BY_CODE", "REFS", "opcode", "REDUCTIONS",
+           "work_units"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,8 @@ class OpCode:
     code: int                    # opcode number written into register programs
     eval: str                    # "c" | "vec" | "ufunc": default evaluation strategy
     ufunc: Optional[str]         # NumPy ufunc whose inner loop can evaluate it, if any
-    ref: Callable                # NumPy reference (used by tests and by constant folding)
+    ref: Callable                # NumPy reference (the tests compare the VM with it)
+    cost: int = 1                # work per element, in adds
     doc: str = ""
 
 
@@ -82,98 +83,77 @@ def _where(c, a, b):
     return np.where(c != 0, a, b).astype(np.result_type(a, b), copy=False)
 
 
-# (name, arity, eval, ufunc, reference, doc) -- the opcode number is the position in this list + 1
-# (0 is never a valid opcode).  Append new ops at the end; do not reorder.
-_TABLE = [
-    # data movement
-    ("copy",          1, "c",     None,         lambda x: np.array(x, copy=True), "d = a"),
-    # arithmetic (tight C loops)
-    ("add",           2, "c",     "add",        np.add, "d = a + b"),
-    ("subtract",      2, "c",     "subtract",   np.subtract, "d = a - b"),
-    ("multiply",      2, "c",     "multiply",   np.multiply, "d = a * b"),
-    ("divide",        2, "c",     "divide",     np.divide, "d = a / b"),
-    # NumPy's own power loop: its float32 loop calls powf, whose results differ in the last bit
-    # from pow computed in double and rounded (the VM's "c" loop) on ~1 element in 1000, and
-    # where NumPy's loop uses SVML (AVX-512 builds) the float64 results differ from libm's too.
-    # (Its stride-0 fast paths for scalar exponents are the compiler's peephole, _POWER_FAST.)
-    ("power",         2, "ufunc", "power",      np.power, "d = a ** b (NumPy's power loop)"),
-    ("negative",      1, "c",     "negative",   np.negative, "d = -a"),
-    ("abs",           1, "c",     "absolute",   np.abs, "d = |a|"),
-    ("square",        1, "c",     "square",     np.square, "d = a * a"),
-    ("reciprocal",    1, "c",     "reciprocal", lambda x: np.reciprocal(np.asarray(x)), "d = 1 / a"),
-    ("maximum",       2, "c",     "maximum",    np.maximum, "NaN-propagating max"),
-    ("minimum",       2, "c",     "minimum",    np.minimum, "NaN-propagating min"),
-    ("sign",          1, "c",     "sign",       np.sign, "-1, 0, +1 (NaN stays NaN)"),
-    ("floor",         1, "ufunc", "floor",      np.floor, ""),
-    ("ceil",          1, "ufunc", "ceil",       np.ceil, ""),
-    ("sqrt",          1, "ufunc", "sqrt",       np.sqrt, ""),
-    ("relu",          1, "c",     None,         _relu, "maximum(a, 0)"),
-    # transcendentals
-    ("exp",           1, "vec",   "exp",        np.exp, ""),
-    ("expm1",         1, "vec",   "expm1",      np.expm1, ""),
-    ("log",           1, "vec",   "log",        np.log, ""),
-    ("log1p",         1, "vec",   "log1p",      np.log1p, ""),
-    ("sin",           1, "ufunc", "sin",        np.sin, ""),
-    ("cos",           1, "ufunc", "cos",        np.cos, ""),
-    ("tan",           1, "c",     "tan",        np.tan, ""),
-    ("tanh",          1, "vec",   "tanh",       np.tanh, ""),
-    ("sinh",          1, "ufunc", "sinh",       np.sinh, ""),
-    ("cosh",          1, "ufunc", "cosh",       np.cosh, ""),
-    ("arctan",        1, "ufunc", "arctan",     np.arctan, ""),
-    ("sigmoid",       1, "vec",   None,         _sigmoid, "stable: e=exp(-|a|); a>=0 ? 1/(1+e) : e/(1+e)"),
-    ("softplus",      1, "vec",   None,         _softplus, "log1p(exp(-|a|)) + max(a, 0)"),
-    ("erf",           1, "c",     None,         _erf, "libm erf"),
-    # comparisons: 0/1 in the kernel's float dtype
-    ("less",          2, "c",     None,         _cmp(np.less), "a < b"),
-    ("less_equal",    2, "c",     None,         _cmp(np.less_equal), "a <= b"),
-    ("greater",       2, "c",     None,         _cmp(np.greater), "a > b"),
-    ("greater_equal", 2, "c",     None,         _cmp(np.greater_equal), "a >= b"),
-    ("equal",         2, "c",     None,         _cmp(np.equal), "a == b"),
-    ("not_equal",     2, "c",     None,         _cmp(np.not_equal), "a != b"),
-    # ternary
-    ("where",         3, "c",     None,         _where, "a != 0 ? b : c"),
-    ("clip",          3, "c",     None,         lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
-     "minimum(maximum(a, b), c) (np.clip)"),
-    # VJP building blocks
-    ("fma",           3, "c",     None,         lambda a, b, c: np.add(np.multiply(a, b), c),
-     "a * b + c (two roundings, like NumPy)"),
-    ("nfma",          3, "c",     None,         lambda a, b, c: np.subtract(c, np.multiply(a, b)),
-     "c - a * b (two roundings, like NumPy): an SGD update's p - lr * g in one pass"),
-    ("mul_greater",   3, "c",     None,         lambda a, b, c: np.multiply(a, _cmp(np.greater)(b, c)),
-     "a * (b > c): relu's gradient g * (x > 0) in one pass"),
-    ("select",        3, "c",     None,         _where, "alias of where: a != 0 ? b : c"),
-    ("tanh_grad",     2, "c",     None,         lambda t, g: np.multiply(g, np.subtract(1, np.square(t))),
-     "b * (1 - a*a): gradient through tanh given its output a"),
-    ("sigmoid_grad",  2, "c",     None,         lambda s, g: np.multiply(np.multiply(g, s), np.subtract(1, s)),
-     "b * a * (1 - a): gradient through sigmoid given its output a"),
-]
+#: the NumPy reference of each opcode, by name
+REFS: dict[str, Callable] = {
+    "copy": lambda x: np.array(x, copy=True),
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "divide": np.divide,
+    "power": np.power,
+    "negative": np.negative,
+    "abs": np.abs,
+    "square": np.square,
+    "reciprocal": lambda x: np.reciprocal(np.asarray(x)),
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "sign": np.sign,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "sqrt": np.sqrt,
+    "relu": _relu,
+    "exp": np.exp,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log1p": np.log1p,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "arctan": np.arctan,
+    "sigmoid": _sigmoid,
+    "softplus": _softplus,
+    "erf": _erf,
+    "less": _cmp(np.less),
+    "less_equal": _cmp(np.less_equal),
+    "greater": _cmp(np.greater),
+    "greater_equal": _cmp(np.greater_equal),
+    "equal": _cmp(np.equal),
+    "not_equal": _cmp(np.not_equal),
+    "where": _where,
+    "clip": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+    "fma": lambda a, b, c: np.add(np.multiply(a, b), c),
+    "nfma": lambda a, b, c: np.subtract(c, np.multiply(a, b)),
+    "mul_greater": lambda a, b, c: np.multiply(a, _cmp(np.greater)(b, c)),
+    "select": _where,
+    "tanh_grad": lambda t, g: np.multiply(g, np.subtract(1, np.square(t))),
+    "sigmoid_grad": lambda s, g: np.multiply(np.multiply(g, s), np.subtract(1, s)),
+}
 
 OPCODES: tuple[OpCode, ...] = tuple(
-    OpCode(name, arity, i + 1, ev, uf, ref, doc)
-    for i, (name, arity, ev, uf, ref, doc) in enumerate(_TABLE)
+    OpCode(name, arity, code, ev, uf, REFS.get(name), cost, doc)
+    for name, arity, code, ev, uf, cost, doc in _vm.opcode_rows()
 )
 BY_NAME: dict[str, OpCode] = {op.name: op for op in OPCODES}
 BY_CODE: dict[int, OpCode] = {op.code: op for op in OPCODES}
-assert len(BY_NAME) == len(OPCODES) and len(BY_CODE) == len(OPCODES)
 MAX_OPCODE = max(BY_CODE)
 
 # Trailing reductions a kernel can apply to its outputs.
 REDUCTIONS = ("sum", "mean", "max", "min")
 
 
-# Relative cost of one element of an op, in units of one ``add`` (an estimate from
-# ``benchmarks/bench_fused_vm.py`` on AVX2: a vectorised tanh/exp costs ~5-6 adds, a libm call
-# or NumPy loop like sin ~10).  Only used to decide when a kernel is heavy enough per element to
-# be worth several threads on fewer elements.
-_COST_BY_EVAL = {"c": 1, "vec": 6, "ufunc": 10}
-_COST_EXCEPTIONS = {"copy": 1, "divide": 2, "reciprocal": 2, "power": 12, "tan": 10, "erf": 10,
-                    "sigmoid": 7, "softplus": 12, "floor": 1, "ceil": 1, "sqrt": 2}
-
-
 def work_units(name: str) -> int:
-    """Estimated cost of ``name`` per element, relative to one ``add`` (see ``_COST_BY_EVAL``)."""
-    cost = _COST_EXCEPTIONS.get(name)
-    return cost if cost is not None else _COST_BY_EVAL[opcode(name).eval]
+    """Estimated cost of op ``name`` per element, relative to one ``add`` (its row's ``cost``:
+    a vectorised tanh/exp ~6, a libm call or NumPy loop like sin ~10).  The fuse pass uses it
+    to decide when a kernel is heavy enough per element to be worth several threads on fewer
+    elements.
+
+    >>> work_units("add"), work_units("tanh")
+    (1, 6)
+    """
+    return opcode(name).cost
 
 
 def opcode(name: str) -> OpCode:

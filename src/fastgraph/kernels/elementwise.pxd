@@ -2,7 +2,7 @@
 # for the dispatcher (plain values) and the eager tape (forward and backward):
 #     from fastgraph.kernels.elementwise cimport ew_kernel, ew, same_layout, ...
 cimport numpy as cnp
-from fastgraph._ufunc_loops cimport loop_t
+from fastgraph.kernels.ufunc_loops cimport loop_t
 
 
 # One op's elementwise kernel: its float64 [0] and float32 [1] inner loops, each a

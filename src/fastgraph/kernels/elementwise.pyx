@@ -8,14 +8,14 @@ any floating-point exception (so that NumPy's warnings and ``np.errstate`` behav
 left to NumPy: ``ew`` then returns None.
 
 The loops are NumPy's own (a ufunc's ``dd->d``/``ff->f`` loops: results are NumPy's bit for bit)
-or the built-in ones below: the VJP building blocks (their rules in ``_grad_rules.h``, shared with
+or the built-in ones below: the VJP building blocks (their rules in ``fg_grad_rules.h``, shared with
 the fused VM; contraction into FMA is off, so results are bit-identical to the NumPy
 expressions), ``relu`` and ``relu``'s gradient.  Arrays only: this module imports no other
 fastgraph module.
 """
 cimport cython
 cimport numpy as cnp
-from fastgraph._ufunc_loops cimport find_loop, loop_t
+from fastgraph.kernels.ufunc_loops cimport find_loop, loop_t
 from cpython.object cimport PyObject
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from libc.math cimport isinf
@@ -29,14 +29,14 @@ cnp.import_array()
 cdef extern from "numpy/arrayobject.h":
     object PyArray_Scalar(void* data, cnp.dtype descr, PyObject* base)
 
-from fastgraph._fenv cimport (
+from fastgraph.kernels.fenv cimport (
     fetestexcept, feclearexcept, FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID,
 )
 
 cdef extern from *:
     """
-    #include "_x86_dispatch.h"     /* FG_X86_DISPATCH, FG_AVX2, fg_cpu_avx2_fma */
-    #include "_fp_exact_begin.h"   /* no FMA contraction: NumPy's rounding */
+    #include "fg_x86_dispatch.h"     /* FG_X86_DISPATCH, FG_AVX2, fg_cpu_avx2_fma */
+    #include "fg_fp_exact_begin.h"   /* no FMA contraction: NumPy's rounding */
     #define FG_LOOP2(NAME, T, EXPR) \
     static void NAME(char **args, npy_intp *dims, npy_intp *steps, void *data) { \
         char *pa = args[0], *pb = args[1], *po = args[2]; \
@@ -49,7 +49,7 @@ cdef extern from *:
                 T a = *(const T *)pa, b = *(const T *)pb; *(T *)po = (EXPR); } \
         } \
     }
-    #include "_grad_rules.h"
+    #include "fg_grad_rules.h"
     FG_LOOP2(fg_tanh_grad_d, double, FG_TANH_GRAD(double, a, b))
     FG_LOOP2(fg_tanh_grad_f, float, FG_TANH_GRAD(float, a, b))
     FG_LOOP2(fg_sigmoid_grad_d, double, FG_SIGMOID_GRAD(double, a, b))
@@ -71,7 +71,7 @@ cdef extern from *:
             for (j = 0; j < C; j++) out[j] = out[j] + row[j]; } }
     FG_COLSUM(fg_colsum_d_base, double, )
     FG_COLSUM(fg_colsum_f_base, float, )
-    /* and an AVX2 copy (8 floats per add instead of 4), chosen at run time (_x86_dispatch.h) */
+    /* and an AVX2 copy (8 floats per add instead of 4), chosen at run time (fg_x86_dispatch.h) */
     #if FG_X86_DISPATCH
     FG_COLSUM(fg_colsum_d_avx2, double, FG_AVX2)
     FG_COLSUM(fg_colsum_f_avx2, float, FG_AVX2)
@@ -92,7 +92,7 @@ cdef extern from *:
     #  define fg_colsum_f fg_colsum_f_base
     static void fg_colsum_force_base(int base) { (void)base; }
     #endif
-    #include "_fp_exact_end.h"
+    #include "fg_fp_exact_end.h"
     /* relu(x) = np.maximum(x, 0) through NumPy's own maximum loop, but against a block of zeros
        instead of the scalar 0: NumPy's loop is vectorised only when both operands advance
        (~3x faster on 32k floats); the values are the same (checked by the tests, -0.0 and NaN

@@ -5,13 +5,13 @@ import numpy as np
 
 from .._core import apply, defop
 from .._core import shapes as _shapes
-from .. import _softmax as _loops
+from ..kernels import softmax as _loops
 
 from .. import ops as F
 
 
 def _softmax_numpy(x, axis):
-    """Softmax with NumPy calls (``_softmax.softmax`` computes exactly this, in one pass); the
+    """Softmax with NumPy calls (``kernels.softmax.softmax`` computes exactly this, in one pass); the
     ufuncs' reduce methods are what np.max / np.sum compute, without their Python wrappers."""
     e = np.exp(x - np.maximum.reduce(x, axis=axis, keepdims=True))
     e /= np.add.reduce(e, axis=axis, keepdims=True)
@@ -19,7 +19,7 @@ def _softmax_numpy(x, axis):
 
 
 def _log_softmax_numpy(x, axis):
-    """Log-softmax with NumPy calls (``_softmax.log_softmax`` computes exactly this)."""
+    """Log-softmax with NumPy calls (``kernels.softmax.log_softmax`` computes exactly this)."""
     z = x - np.maximum.reduce(x, axis=axis, keepdims=True)
     return z - np.log(np.add.reduce(np.exp(z), axis=axis, keepdims=True))
 
@@ -108,7 +108,7 @@ def put_labels(g, x, labels):
 
 
 def _ce_loss_numpy(x, lab):
-    """The loss with NumPy calls (``_softmax.cross_entropy`` computes exactly this, in one pass)."""
+    """The loss with NumPy calls (``kernels.softmax.cross_entropy`` computes exactly this, in one pass)."""
     z = x - np.maximum.reduce(x, axis=-1, keepdims=True)
     lse = np.log(np.add.reduce(np.exp(z), axis=-1))
     total = np.add.reduce(lse - z[np.arange(len(lab)), lab])
@@ -116,7 +116,7 @@ def _ce_loss_numpy(x, lab):
 
 
 def _ce_grad_numpy(x, lab, g):
-    """The gradient with NumPy calls (``_softmax.cross_entropy_grad`` computes exactly this)."""
+    """The gradient with NumPy calls (``kernels.softmax.cross_entropy_grad`` computes exactly this)."""
     e = _softmax_numpy(x, -1)
     e[np.arange(len(lab)), lab] -= 1
     e *= np.asarray(g, dtype=e.dtype) / len(lab)
@@ -185,7 +185,7 @@ def cross_entropy_grad(g, logits, labels):
 def cross_entropy(logits, labels):
     """Mean softmax cross-entropy of ``(N, C)`` logits against integer labels (PyTorch's default).
     One operation; its value and its gradient ``(softmax(logits) - onehot(labels)) / N`` are
-    each one C pass over the rows (``_softmax.pyx``), and the value is bit for bit
+    each one C pass over the rows (``kernels/softmax.pyx``), and the value is bit for bit
     ``-mean(pick(log_softmax(logits), labels))``.
 
         >>> fg.cross_entropy(fg.randn(4, 3), np.array([0, 2, 1, 0]))  # doctest: +SKIP

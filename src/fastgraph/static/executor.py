@@ -407,11 +407,11 @@ def _built_id(p) -> int:
 
 
 def _with_cached_allocator(run):
-    """Run the plan with :mod:`fastgraph._alloc`'s caching handler installed: arrays it creates
+    """Run the plan with :mod:`fastgraph.kernels.alloc`'s caching handler installed: arrays it creates
     (results handed to the caller included) take and return already-mapped large blocks, so a
     steady state has no page faults.  Without the extension the plan runs as it is."""
     try:
-        from .._alloc import enter, exit as leave
+        from ..kernels.alloc import enter, exit as leave
     except ImportError:  # pragma: no cover - extension not built
         return run
 

@@ -32,7 +32,7 @@ from math import prod
 
 import numpy as np
 
-from ... import _blas
+from ...kernels import blas as _blas
 from ... import _numpy_blas
 from ..plan import known, live_order, resolve, users_of
 from .fuse import BLAS_THREADED_MNK     # (OpenBLAS runs axpy on over 10,000 elements threaded)
@@ -103,7 +103,7 @@ class AxpySubtract:
 
 
 def gemm_exact(dtype, a_shape, b_shape, ta: bool, tb: bool, scaled: bool = True) -> bool:
-    """Does one direct BLAS call (:func:`fastgraph._blas.scaled_matmul`) give NumPy's values
+    """Does one direct BLAS call (:func:`fastgraph.kernels.blas.scaled_matmul`) give NumPy's values
     bit for bit on operands of these shapes (each C-contiguous, read transposed when ``ta``/
     ``tb``): ``np.multiply(np.matmul(a, b), alpha)`` when ``scaled``, else ``np.matmul(a, b)``
     (``alpha = 1``: the very call NumPy makes, barring a case NumPy treats otherwise)?  Computed

@@ -1,19 +1,22 @@
 # Directives (boundscheck, wraparound, cdivision, language_level) are set in setup.py.
 """The fused-kernel virtual machine: a block interpreter for short register programs.
 
-The Python side (:mod:`fastgraph.fused.kernel`) compiles an expression DAG of elementwise ops into
-a register program, validates and broadcasts the operands, collapses dimensions, and calls
-:func:`run`.  Here the flattened iteration space is cut into fixed-size blocks; OpenMP threads take
-blocks (``prange``, guided schedule), load each input's block into a register (in place when the
-input is contiguous, gathered with per-dimension strides otherwise, stride 0 for broadcasting),
-run the program on block-length registers and write only the outputs.  An optional trailing
-reduction is accumulated per block and the per-block partials are combined in block order, so the
-result does not depend on the number of threads.
+The Python side (:mod:`fastgraph.fused`) compiles an expression DAG of elementwise ops into a
+register program, validates and broadcasts the operands, collapses dimensions, and calls
+:meth:`Program.run` (or one of its C fast paths).  Here the flattened iteration space is cut into
+fixed-size blocks; OpenMP threads take blocks (``prange``, guided schedule), load each input's
+block into a register (in place when the input is contiguous, gathered with per-dimension
+strides otherwise, stride 0 for broadcasting), run the program on block-length registers and
+write only the outputs.  An optional trailing reduction is accumulated per block and the
+per-block partials are combined in block order, so the result does not depend on the number of
+threads.
 
-Opcode numbers are not defined here: at import this module reads
-:data:`fastgraph.fused.opcodes.OPCODES` and maps each table entry, by name, onto one of the VM's
-implementations (and resolves the NumPy inner loops the table names).  It refuses to import when the
-two disagree.
+The opcodes are the rows of ``include/fg_opcodes.h``, one X-macro list: the VM takes its enum
+and arities from it and exports the rows (:func:`opcode_rows`), which the Python compiler reads
+(:mod:`fastgraph.fused.opcodes`).  What an instruction does to one block is C in
+``include/fg_vm.h``: plain loops and fastgraph's vectorised transcendentals, compiled once per
+instruction set, the CPU's best copy chosen at import (:func:`vec_isa`); libm loops; NumPy's own
+inner loops, found at import in the ufuncs the rows name.
 """
 cimport cython
 from cython.parallel cimport prange, threadid
@@ -21,10 +24,9 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcmp, memcpy
 from libc.stdint cimport uintptr_t
 from cpython.float cimport PyFloat_AsDouble
-from libc.math cimport (exp, expm1, log, log1p, sin, cos, tan, tanh, sinh, cosh, atan, erf, pow,
-                        fabs)
+from libc.math cimport fabs
 cimport numpy as cnp
-from fastgraph._ufunc_loops cimport find_loop, loop_t
+from fastgraph.kernels.ufunc_loops cimport find_loop, loop_t
 import numpy as np
 
 cnp.import_array()
@@ -38,634 +40,161 @@ ctypedef fused real:
     double
 
 
-# --------------------------------------------------------------------------------------------
-# fastgraph's own vectorisable transcendentals ("vec" strategy).  Branch-free so that the C
-# compiler vectorises the block loops; on x86-64 Linux/GCC each loop is also cloned for Haswell
-# (AVX2 + FMA) and picked at load time by the ifunc resolver.  float32 has its own single-precision versions (8 lanes per AVX2 register).
-# --------------------------------------------------------------------------------------------
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <string.h>
-    #include <math.h>
-    #include "_x86_dispatch.h"     /* FG_X86_DISPATCH, FG_AVX2, fg_cpu_avx2_fma */
-    /* The branch-free selects below only vectorise when the compiler may assume FP compares do
-       not trap; that changes no result (nothing here reads the FP exception flags). */
-    #if defined(__GNUC__) && !defined(__clang__)
-    #  pragma GCC push_options
-    #  pragma GCC optimize("no-trapping-math")
-    #endif
-    static inline double fg__asd(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
-    static inline uint64_t fg__asu(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
-    #define FG_MAGIC 6755399441055744.0   /* 1.5 * 2^52: adding it rounds to an integer */
-    /* 2^k from km = k + FG_MAGIC, for integer k in [-1022, 1023] */
-    static inline double fg__pow2(double km) { return fg__asd((fg__asu(km) + 1023u) << 52); }
-    /* exp(r) - 1 = r + r^2 P(r) for |r| <= ln2/2, P of degree 9: a near-minimax Chebyshev fit
-       (mpmath.chebyfit, 40 digits) with 1.4e-18 absolute error in P, so expm1(r) is accurate
-       to rounding (max 1.3e-16 relative in double).  Estrin form: short dependency chains. */
-    static inline double fg__expm1_poly(double r) {
-        double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-        double a = 0.5000000000000001 + r * 0.16666666666666669;
-        double b = 0.041666666666624164 + r * 0.008333333333330065;
-        double c = 0.0013888888917196719 + r * 0.00019841269863040545;
-        double d = 2.4801521322368692e-05 + r * 2.7557268480310024e-06;
-        double e = 2.7620075879983367e-07 + r * 2.5100375832561234e-08;
-        double p = (a + r2 * b) + r4 * (c + r2 * d) + r8 * e;
-        return r + r2 * p;
-    }
-    #define FG_LOG2E 1.4426950408889634
-    #define FG_LN2HI 6.93147180369123816490e-01
-    #define FG_LN2LO 1.90821492927058770002e-10
-    /* exp(x): x = k ln2 + r, exp(x) = 2^k exp(r); 2^k applied in two halves so that results
-       down to the smallest subnormal are right.  NaN propagates through the polynomial. */
-    static inline double fg_exp1(double x) {
-        double xc = x < -746.0 ? -746.0 : (x > 710.0 ? 710.0 : x);
-        double km = xc * FG_LOG2E + FG_MAGIC;
-        double k = km - FG_MAGIC;
-        double r = (xc - k * FG_LN2HI) - k * FG_LN2LO;
-        double k1m = k * 0.5 + FG_MAGIC;
-        double k1 = k1m - FG_MAGIC;
-        double k2m = (k - k1) + FG_MAGIC;
-        double y = (fg__expm1_poly(r) + 1.0) * fg__pow2(k1m) * fg__pow2(k2m);
-        y = x > 709.782712893384 ? INFINITY : y;
-        return x < -745.1332191019412 ? 0.0 : y;
-    }
-    static inline double fg_expm1_1(double x) {
-        double xc = x < -746.0 ? -746.0 : (x > 710.0 ? 710.0 : x);
-        double km = xc * FG_LOG2E + FG_MAGIC;
-        double k = km - FG_MAGIC;
-        double r = (xc - k * FG_LN2HI) - k * FG_LN2LO;
-        double k1m = k * 0.5 + FG_MAGIC;
-        double k1 = k1m - FG_MAGIC;
-        double k2m = (k - k1) + FG_MAGIC;
-        double q = fg__expm1_poly(r);
-        double s1 = fg__pow2(k1m), s2 = fg__pow2(k2m);
-        double S = s1 * s2;
-        double small = q * S + (S - 1.0);           /* exact 2^k - 1 for k <= 53 */
-        double big = ((q + 1.0) * s1) * s2;
-        double y = x > 40.0 ? big : small;
-        y = x > 709.782712893384 ? INFINITY : y;
-        return x == 0.0 ? x : y;                    /* keeps the sign of zero */
-    }
-    /* exp(r) = N / D for |r| <= ln2/2, with D = 2 - c, N = D + 2r, c = r - r^2 P(r^2): fdlibm's
-       rational form (P of degree 4 in r^2, error < 2^-59).  Half the multiply-adds of the
-       polynomial above, at the price of a division -- a win where a division is needed anyway. */
-    #define FG__EXP_P1 1.66666666666666019037e-01
-    #define FG__EXP_P2 -2.77777777770155933842e-03
-    #define FG__EXP_P3 6.61375632143793436117e-05
-    #define FG__EXP_P4 -1.65339022054652515390e-06
-    #define FG__EXP_P5 4.13813679705723846039e-08
-    static inline double fg__exp_den(double r) {
-        double t = r * r, t2 = t * t;
-        double p = (FG__EXP_P1 + t * FG__EXP_P2)
-                   + t2 * ((FG__EXP_P3 + t * FG__EXP_P4) + t2 * FG__EXP_P5);
-        return 2.0 - (r - t * p);
-    }
-    /* tanh(x) = sign(x) e / (e + 2), e = expm1(2|x|) = S N / D - 1 (S = 2^k), so
-       tanh = (S N - D) / (S N + D) = ((S - 1) D + 2 S r) / ((S + 1) D + 2 S r): one division, and
-       for k = 0 the numerator is exactly 2r (no cancellation near 0).  2|x| is clamped to 40,
-       where the quotient already rounds to 1.  Max error 3 ulp (vs. long double). */
-    static inline double fg_tanh1(double x) {
-        /* the sign is split off and put back with integer ops (2 instructions, not 3), and the
-           clamp is written so that it compiles to one min instruction (NaN passes through) */
-        uint64_t sign = fg__asu(x) & 0x8000000000000000ULL;
-        double ax = fg__asd(fg__asu(x) ^ sign);
-        double y = ax + ax;
-        y = 40.0 < y ? 40.0 : y;
-        double km = y * FG_LOG2E + FG_MAGIC;
-        double k = km - FG_MAGIC;
-        double r = (y - k * FG_LN2HI) - k * FG_LN2LO;
-        double S = fg__pow2(km);
-        double D = fg__exp_den(r);
-        double Sr = (S + S) * r;
-        double q = ((S - 1.0) * D + Sr) / ((S + 1.0) * D + Sr);
-        return fg__asd(fg__asu(q) ^ sign);
-    }
-    /* sigmoid(x) = 1 / (1 + e) for x >= 0, e / (1 + e) otherwise, with e = exp(-|x|) = S N / D
-       in tanh's rational form (S = 2^k, N = D + 2r), so sigmoid = D / (D + S N) or
-       S N / (D + S N): one division and the short polynomial.  S N is formed as 2^(k+54) N (a
-       normal number for every k >= -1076) and scaled back by 2^-54 after the division, so that
-       subnormal results are rounded once.  Max error 2 ulp (vs. long double). */
-    static inline double fg_sigmoid1(double x) {
-        double z = -fabs(x);
-        double zc = z < -746.0 ? -746.0 : z;
-        double km = zc * FG_LOG2E + FG_MAGIC;
-        double k = km - FG_MAGIC;
-        double r = (zc - k * FG_LN2HI) - k * FG_LN2LO;
-        double D = fg__exp_den(r);
-        double SN = (D + 2.0 * r) * fg__pow2(km + 54.0);    /* e D 2^54 */
-        double den = D + SN * 5.551115123125783e-17;          /* D (1 + e) */
-        int pos = x >= 0.0;
-        double q = (pos ? D : SN) / den;
-        return q * (pos ? 1.0 : 5.551115123125783e-17);
-    }
-    /* log(x) (fdlibm's algorithm, branch-free): x = 2^k m, m in [sqrt(2)/2, sqrt(2)),
-       f = m - 1, s = f / (2 + f), log(m) = f - s (f - R(s^2)) with fdlibm's degree-14 minimax R.
-       The exponent becomes a double through the 2^52 trick (no int64->double needed). 1 ulp. */
-    static inline double fg_log1(double x) {
-        int sub = x < 2.2250738585072014e-308;          /* subnormal (or <= 0): scale by 2^54 */
-        double xs = sub ? x * 18014398509481984.0 : x;
-        uint64_t bits = fg__asu(xs);
-        double eb = fg__asd((bits >> 52) | 0x4330000000000000ULL) - 4503599627370496.0;
-        double m = fg__asd((bits & 0x000FFFFFFFFFFFFFULL) | 0x3FF0000000000000ULL);
-        int big = m > 1.4142135623730951;
-        m = big ? m * 0.5 : m;
-        double k = eb - 1023.0 + (big ? 1.0 : 0.0) - (sub ? 54.0 : 0.0);
-        double f = m - 1.0;
-        double s = f / (2.0 + f), z = s * s, w = z * z;
-        double t1 = w * (3.999999999940941908e-01 + w * (2.222219843214978396e-01
-                    + w * 1.531383769920937332e-01));
-        double t2 = z * (6.666666666666735130e-01 + w * (2.857142874366239149e-01
-                    + w * (1.818357216161805012e-01 + w * 1.479819860511658591e-01)));
-        double R = t2 + t1, hfsq = 0.5 * f * f;
-        double y = k * FG_LN2HI - ((hfsq - (s * (hfsq + R) + k * FG_LN2LO)) - f);
-        y = x == INFINITY ? x : y;
-        y = x == 0.0 ? -INFINITY : y;
-        y = x < 0.0 ? NAN : y;
-        return x != x ? x : y;
-    }
-    /* log1p(x) = log(u) + (x - (u - 1)) / u with u = 1 + x (corrects the rounding of 1 + x) */
-    static inline double fg_log1p1(double x) {
-        double u = 1.0 + x;
-        double c = (x - (u - 1.0)) / u;
-        c = (u == 0.0 || u == INFINITY) ? 0.0 : c;
-        double y = fg_log1(u) + c;
-        return u == 1.0 ? x : y;                     /* |x| < eps/2: log1p(x) = x */
-    }
-    static inline float fg_logf1(float x) { return (float)fg_log1((double)x); }
-    static inline float fg_log1pf1(float x) { return (float)fg_log1p1((double)x); }
-    /* ---- float32: the same algorithms in single precision (8 lanes per AVX2 register) ---- */
-    static inline float fg__asf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-    static inline uint32_t fg__asuf(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-    #define FG_MAGICF 12582912.0f          /* 1.5 * 2^23 */
-    static inline float fg__pow2f(float km) { return fg__asf((fg__asuf(km) + 127u) << 23); }
-    /* expm1(r) = r + r^2 P(r), |r| <= ln2/2, P of degree 4 (Chebyshev fit): 7.5e-8 relative */
-    static inline float fg__expm1_polyf(float r) {
-        float r2 = r * r;
-        float a = 0.5f + r * 0.16666577756404877f;
-        float b = 0.041666556149721146f + r * 0.008363173343241215f;
-        float p = a + r2 * b + (r2 * r2) * 0.0013926175888627768f;
-        return r + r2 * p;
-    }
-    #define FG_LOG2EF 1.44269504088896341f
-    #define FG_LN2HIF 0.693359375f
-    #define FG_LN2LOF -2.12194440e-4f
-    static inline float fg_expf1(float x) {
-        float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
-        float km = xc * FG_LOG2EF + FG_MAGICF;
-        float k = km - FG_MAGICF;
-        float r = (xc - k * FG_LN2HIF) - k * FG_LN2LOF;
-        float k1m = k * 0.5f + FG_MAGICF;
-        float k1 = k1m - FG_MAGICF;
-        float k2m = (k - k1) + FG_MAGICF;
-        float y = (fg__expm1_polyf(r) + 1.0f) * fg__pow2f(k1m) * fg__pow2f(k2m);
-        y = x > 88.72283935546875f ? INFINITY : y;
-        return x < -103.972084045410f ? 0.0f : y;
-    }
-    static inline float fg_expm1f1(float x) {
-        float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
-        float km = xc * FG_LOG2EF + FG_MAGICF;
-        float k = km - FG_MAGICF;
-        float r = (xc - k * FG_LN2HIF) - k * FG_LN2LOF;
-        float k1m = k * 0.5f + FG_MAGICF;
-        float k1 = k1m - FG_MAGICF;
-        float k2m = (k - k1) + FG_MAGICF;
-        float q = fg__expm1_polyf(r);
-        float s1 = fg__pow2f(k1m), s2 = fg__pow2f(k2m);
-        float S = s1 * s2;
-        float small = q * S + (S - 1.0f);           /* exact 2^k - 1 for k <= 24 */
-        float big = ((q + 1.0f) * s1) * s2;
-        float y = x > 16.0f ? big : small;
-        y = x > 88.72283935546875f ? INFINITY : y;
-        return x == 0.0f ? x : y;
-    }
-    /* tanh in float: the rational form of fg_tanh1 with fdlibm's expf coefficients. 3 ulp. */
-    static inline float fg_tanhf1(float x) {
-        uint32_t sign = fg__asuf(x) & 0x80000000u;
-        float ax = fg__asf(fg__asuf(x) ^ sign);
-        float y = ax + ax;
-        y = 20.0f < y ? 20.0f : y;                  /* tanh(10) rounds to 1 in float */
-        float km = y * FG_LOG2EF + FG_MAGICF;
-        float k = km - FG_MAGICF;
-        float r = (y - k * FG_LN2HIF) - k * FG_LN2LOF;
-        float S = fg__pow2f(km);
-        float t = r * r;
-        float D = 2.0f - (r - t * (1.6666625440e-1f + t * -2.7667332906e-3f));
-        float Sr = (S + S) * r;
-        float q = ((S - 1.0f) * D + Sr) / ((S + 1.0f) * D + Sr);
-        return fg__asf(fg__asuf(q) ^ sign);
-    }
-    /* sigmoid in float: fg_sigmoid1's rational form with tanhf's denominator; 2^(k+26) N is
-       normal for every k >= -150. */
-    static inline float fg_sigmoidf1(float x) {
-        float z = -fabsf(x);
-        float zc = z < -104.0f ? -104.0f : z;
-        float km = zc * FG_LOG2EF + FG_MAGICF;
-        float k = km - FG_MAGICF;
-        float r = (zc - k * FG_LN2HIF) - k * FG_LN2LOF;
-        float t = r * r;
-        float D = 2.0f - (r - t * (1.6666625440e-1f + t * -2.7667332906e-3f));
-        float SN = (D + 2.0f * r) * fg__pow2f(km + 26.0f);   /* e D 2^26 */
-        float den = D + SN * 1.4901161193847656e-08f;
-        int pos = x >= 0.0f;
-        float q = (pos ? D : SN) / den;
-        return q * (pos ? 1.0f : 1.4901161193847656e-08f);
-    }
-    #define FG_DEF_VLOOP(NAME, T, FN, SUF, ATTR) \
-    ATTR static void fg_v##NAME##_##T##SUF(T##_t *d, const T##_t *a, Py_ssize_t n) { \
-        for (Py_ssize_t i = 0; i < n; i++) d[i] = FN(a[i]); }
-    #define FG_DEF_VLOOPS(NAME, FN, FNF, SUF, ATTR) \
-        FG_DEF_VLOOP(NAME, d, FN, SUF, ATTR) FG_DEF_VLOOP(NAME, f, FNF, SUF, ATTR)
-    typedef double d_t;
-    typedef float f_t;
-    /* float64 tanh and sigmoid are left out here: their AVX2 loops are written out below */
-    #define FG_DEF_ALL(SUF, ATTR) \
-        FG_DEF_VLOOPS(exp, fg_exp1, fg_expf1, SUF, ATTR) \
-        FG_DEF_VLOOPS(expm1, fg_expm1_1, fg_expm1f1, SUF, ATTR) \
-        FG_DEF_VLOOP(tanh, f, fg_tanhf1, SUF, ATTR) \
-        FG_DEF_VLOOP(sigmoid, f, fg_sigmoidf1, SUF, ATTR) \
-        FG_DEF_VLOOPS(log, fg_log1, fg_logf1, SUF, ATTR) \
-        FG_DEF_VLOOPS(log1p, fg_log1p1, fg_log1pf1, SUF, ATTR)
-    FG_DEF_ALL(_base, )
-    FG_DEF_VLOOP(tanh, d, fg_tanh1, _base, )
-    FG_DEF_VLOOP(sigmoid, d, fg_sigmoid1, _base, )
-    #if FG_X86_DISPATCH
-    FG_DEF_ALL(_avx2, FG_AVX2)
-    /* float64 tanh and sigmoid with AVX2 intrinsics: fg_tanh1's and fg_sigmoid1's algorithms,
-       4 lanes at a time.  GCC's vectorisation of the scalar code spilled constants to the stack
-       and split (S - 1) D + 2 S r into a multiply and an FMA: these loops are ~20% (tanh) and
-       ~5-10% (sigmoid) faster in cache (measured 1.07 vs 1.30-1.43 ns/element for tanh).
-       tanh works on h = r / 2 (the range reduction of |x| rather than of 2|x|, exactly r / 2),
-       with the polynomial's coefficients scaled by powers of two to match, so the numerator
-       (S - 1) D' + 2 S h (D' = D / 2) is one FMA with an exact product.  Both loops are
-       latency-bound (a ~60-cycle chain per 4 lanes, more than the out-of-order window hides),
-       so the chain is kept short (|x| is taken beside the sign rather than from it, and D is
-       one FMA, u p + (1 - h), instead of 1 - (h - u p): tanh ~6% and sigmoid ~4% faster, the
-       same 2.4 and 2.2 ulp against long double) and three chains run side by side (below).
-       Max error 2.4 ulp
-       (3.4 for fg_tanh1).  A block's last n % 4 elements go through the same 4-lane code
-       (padded), so an element's result does not depend on where it sits in a block. */
-    #include <immintrin.h>
-    #define FG__C4(v) _mm256_set1_pd(v)
-    /* Each function below computes N independent groups of 4 lanes (N = 1..FG__NMAX, a constant
-       once inlined), one statement at a time across the groups: the chains are latency-bound,
-       and interleaving gives the out-of-order core independent work beside each of them.
-       In cache, N = 3 against N = 1: tanh 1.04 -> 0.96 ns/element, sigmoid 1.30 -> 1.05 (N = 4
-       spills too many registers).  Every lane runs the same instructions whatever N is, so the
-       results do not depend on it. */
-    #define FG__NMAX 3
-    #define FG__EACH(S) _Pragma("GCC unroll 4") for (int j = 0; j < N; j++) { S; }
-    /* The range reduction both share: X = K ln2 / SC + R, |R| <= ln2 / (2 SC), with
-       KM = K + FG_MAGIC (K's integer in its low bits, for FG__POW2) and ln2 in two parts. */
-    #define FG__REDUCE(X, KM, K, R, SC) \
-        FG__EACH(KM[j] = _mm256_fmadd_pd(X[j], FG__C4(SC * FG_LOG2E), FG__C4(FG_MAGIC))) \
-        FG__EACH(K[j] = _mm256_sub_pd(KM[j], FG__C4(FG_MAGIC))) \
-        FG__EACH(R[j] = _mm256_fnmadd_pd(K[j], FG__C4(FG_LN2HI / SC), X[j])) \
-        FG__EACH(R[j] = _mm256_fnmadd_pd(K[j], FG__C4(FG_LN2LO / SC), R[j]))
-    /* F P(t), fg__exp_den's polynomial in t = r^2, evaluated from T = t / S2 (T2 = T^2): the
-       coefficients scaled by F and powers of S2 (powers of two, so exactly) */
-    #define FG__EXP_DEN_POLY(T, T2, PA, PB, P, F, S2) \
-        FG__EACH(PA[j] = _mm256_fmadd_pd(T[j], FG__C4((F) * (S2) * FG__EXP_P2), \
-                                         FG__C4((F) * FG__EXP_P1))) \
-        FG__EACH(PB[j] = _mm256_fmadd_pd(T[j], FG__C4((F) * (S2) * (S2) * (S2) * FG__EXP_P4), \
-                                         FG__C4((F) * (S2) * (S2) * FG__EXP_P3))) \
-        FG__EACH(PB[j] = _mm256_fmadd_pd( \
-            T2[j], FG__C4((F) * (S2) * (S2) * (S2) * (S2) * FG__EXP_P5), PB[j])) \
-        FG__EACH(P[j] = _mm256_fmadd_pd(T2[j], PB[j], PA[j]))
-    /* 2^(K + E) from KM = K + FG_MAGIC, built in the exponent field */
-    #define FG__POW2(KM, E) _mm256_castsi256_pd(_mm256_slli_epi64( \
-        _mm256_add_epi64(_mm256_castpd_si256(KM), _mm256_set1_epi64x(1023 + (E))), 52))
-    FG_AVX2 static inline __attribute__((always_inline)) void fg__tanh4n(
-            double *d, const double *a, const int N) {
-        __m256d sign[FG__NMAX], ax[FG__NMAX], km[FG__NMAX], k[FG__NMAX], h[FG__NMAX];
-        __m256d S[FG__NMAX], u[FG__NMAX], u2[FG__NMAX], pa[FG__NMAX], pb[FG__NMAX];
-        __m256d p[FG__NMAX], D[FG__NMAX], Sh[FG__NMAX], num[FG__NMAX], den[FG__NMAX];
-        FG__EACH(ax[j] = _mm256_loadu_pd(a + 4 * j))
-        FG__EACH(sign[j] = _mm256_and_pd(ax[j], FG__C4(-0.0)))
-        FG__EACH(ax[j] = _mm256_andnot_pd(FG__C4(-0.0), ax[j]))   /* |x|, beside the sign */
-        FG__EACH(ax[j] = _mm256_min_pd(FG__C4(20.0), ax[j]))      /* (20 < ax) ? 20 : ax: NaN passes */
-        FG__REDUCE(ax, km, k, h, 2.0)                            /* h = r / 2, r of 2|x| */
-        FG__EACH(S[j] = FG__POW2(km[j], 0))
-        FG__EACH(u[j] = _mm256_mul_pd(h[j], h[j]))
-        FG__EACH(u2[j] = _mm256_mul_pd(u[j], u[j]))
-        FG__EXP_DEN_POLY(u, u2, pa, pb, p, 2.0, 4.0)              /* 2 P(t), t = r^2 = 4u */
-        FG__EACH(D[j] = _mm256_fmadd_pd(u[j], p[j], _mm256_sub_pd(FG__C4(1.0), h[j])))  /* D / 2 */
-        FG__EACH(Sh[j] = _mm256_mul_pd(_mm256_add_pd(S[j], S[j]), h[j]))               /* exact */
-        FG__EACH(num[j] = _mm256_fmadd_pd(_mm256_sub_pd(S[j], FG__C4(1.0)), D[j], Sh[j]))
-        FG__EACH(den[j] = _mm256_fmadd_pd(_mm256_add_pd(S[j], FG__C4(1.0)), D[j], Sh[j]))
-        FG__EACH(_mm256_storeu_pd(d + 4 * j, _mm256_xor_pd(_mm256_div_pd(num[j], den[j]), sign[j])))
-    }
-    FG_AVX2 static inline __attribute__((always_inline)) void fg__sigmoid4n(
-            double *d, const double *a, const int N) {
-        __m256d x[FG__NMAX], z[FG__NMAX], km[FG__NMAX], k[FG__NMAX], r[FG__NMAX];
-        __m256d t[FG__NMAX], t2[FG__NMAX], pa[FG__NMAX], pb[FG__NMAX], p[FG__NMAX];
-        __m256d D[FG__NMAX], S[FG__NMAX], SN[FG__NMAX], den[FG__NMAX], pos[FG__NMAX];
-        FG__EACH(x[j] = _mm256_loadu_pd(a + 4 * j))
-        FG__EACH(z[j] = _mm256_or_pd(x[j], FG__C4(-0.0)))               /* -|x| */
-        FG__EACH(z[j] = _mm256_max_pd(FG__C4(-746.0), z[j]))             /* NaN passes */
-        FG__REDUCE(z, km, k, r, 1.0)
-        FG__EACH(t[j] = _mm256_mul_pd(r[j], r[j]))
-        FG__EACH(t2[j] = _mm256_mul_pd(t[j], t[j]))
-        FG__EXP_DEN_POLY(t, t2, pa, pb, p, 1.0, 1.0)
-        FG__EACH(D[j] = _mm256_fmadd_pd(t[j], p[j], _mm256_sub_pd(FG__C4(2.0), r[j])))
-        FG__EACH(S[j] = FG__POW2(km[j], 54))                              /* 2^(k+54) */
-        FG__EACH(SN[j] = _mm256_mul_pd(_mm256_fmadd_pd(r[j], FG__C4(2.0), D[j]), S[j]))  /* e D 2^54 */
-        FG__EACH(den[j] = _mm256_fmadd_pd(SN[j], FG__C4(5.551115123125783e-17), D[j]))
-        FG__EACH(pos[j] = _mm256_cmp_pd(x[j], _mm256_setzero_pd(), _CMP_GE_OQ))
-        FG__EACH(_mm256_storeu_pd(d + 4 * j, _mm256_mul_pd(
-            _mm256_div_pd(_mm256_blendv_pd(SN[j], D[j], pos[j]), den[j]),
-            _mm256_blendv_pd(FG__C4(5.551115123125783e-17), FG__C4(1.0), pos[j]))))
-    }
-    #define FG_DEF_V4LOOP(NAME, F4N) \
-    FG_AVX2 static void fg_v##NAME##_d_avx2(double *d, const double *a, Py_ssize_t n) { \
-        Py_ssize_t i = 0; \
-        for (; i + 4 * FG__NMAX <= n; i += 4 * FG__NMAX) F4N(d + i, a + i, FG__NMAX); \
-        for (; i + 4 <= n; i += 4) F4N(d + i, a + i, 1); \
-        if (i < n) { \
-            double t[4] = {0.0, 0.0, 0.0, 0.0}; \
-            memcpy(t, a + i, (size_t)(n - i) * sizeof(double)); \
-            F4N(t, t, 1); \
-            memcpy(d + i, t, (size_t)(n - i) * sizeof(double)); } }
-    FG_DEF_V4LOOP(tanh, fg__tanh4n)
-    FG_DEF_V4LOOP(sigmoid, fg__sigmoid4n)
-    #endif
-    /* ---- the VM's implementations: (enum suffix, op name, arity), listed once.  Their
-       numbers are private to this module; the opcode table maps onto them by name. ---- */
-    #define FG_VM_OPS(X) \
-        X(COPY, copy, 1) X(ADD, add, 2) X(SUBTRACT, subtract, 2) \
-        X(MULTIPLY, multiply, 2) X(DIVIDE, divide, 2) X(POWER, power, 2) \
-        X(NEGATIVE, negative, 1) X(ABS, abs, 1) X(SQUARE, square, 1) \
-        X(RECIPROCAL, reciprocal, 1) X(MAXIMUM, maximum, 2) X(MINIMUM, minimum, 2) \
-        X(SIGN, sign, 1) X(FLOOR, floor, 1) X(CEIL, ceil, 1) \
-        X(SQRT, sqrt, 1) X(RELU, relu, 1) X(EXP, exp, 1) \
-        X(EXPM1, expm1, 1) X(LOG, log, 1) X(LOG1P, log1p, 1) \
-        X(SIN, sin, 1) X(COS, cos, 1) X(TAN, tan, 1) \
-        X(TANH, tanh, 1) X(SINH, sinh, 1) X(COSH, cosh, 1) \
-        X(ARCTAN, arctan, 1) X(SIGMOID, sigmoid, 1) X(SOFTPLUS, softplus, 1) \
-        X(ERF, erf, 1) X(LESS, less, 2) X(LESS_EQUAL, less_equal, 2) \
-        X(GREATER, greater, 2) X(GREATER_EQUAL, greater_equal, 2) X(EQUAL, equal, 2) \
-        X(NOT_EQUAL, not_equal, 2) X(WHERE, where, 3) X(CLIP, clip, 3) \
-        X(FMA, fma, 3) X(SELECT, select, 3) X(TANH_GRAD, tanh_grad, 2) \
-        X(SIGMOID_GRAD, sigmoid_grad, 2) X(NFMA, nfma, 3) X(MUL_GREATER, mul_greater, 3)
-    #define FG_VM_ENUM(N, name, arity) K_##N,
-    #define FG_VM_NAME(N, name, arity) #name,
-    #define FG_VM_ARITY(N, name, arity) arity,
-    enum { K_NONE = 0, FG_VM_OPS(FG_VM_ENUM) K_END };
-    static const char *fg_vm_names[] = { "", FG_VM_OPS(FG_VM_NAME) };
-    static const int fg_vm_arity[] = { 0, FG_VM_OPS(FG_VM_ARITY) };
-    /* ---- the block loops of the VM's plain ("c") ops.  Written once here and compiled twice,
-       baseline and AVX2, like the transcendentals above.  Never contracted into FMA
-       instructions: a*b+c must round twice, exactly as the unfused NumPy ops do. ---- */
-    #include "_grad_rules.h"     /* tanh_grad, sigmoid_grad, mul_greater: shared with the tape */
-    #include "_fp_exact_begin.h"
-    #if defined(__GNUC__) && !defined(__clang__)
-    #  pragma GCC optimize("no-math-errno")
-    #endif
-    /* Operands are read into locals before a select so that both sides are plain loads (which
-       lets the compiler if-convert and vectorise); the block registers are always readable. */
-    #define FG_LOOP(EXPR) for (Py_ssize_t i = 0; i < n; i++) { \
-            elem x = a[i]; (void)x; EXPR; } return 1;
-    #define FG_DEF_ARITH(T, SUF, ATTR, SQRT, FLOOR, CEIL, FABS) \
-    ATTR static int fg_arith_##T##SUF(int k, T *d, const T *a, const T *b, const T *c, \
-                                      Py_ssize_t n) { \
-        typedef T elem; \
-        const T zero = 0, one = 1; \
-        switch (k) { \
-        case K_COPY: FG_LOOP(d[i] = x) \
-        case K_ADD: FG_LOOP(d[i] = x + b[i]) \
-        case K_SUBTRACT: FG_LOOP(d[i] = x - b[i]) \
-        case K_MULTIPLY: FG_LOOP(d[i] = x * b[i]) \
-        case K_DIVIDE: FG_LOOP(d[i] = x / b[i]) \
-        case K_FMA: FG_LOOP(elem p = x * b[i]; d[i] = p + c[i]) \
-        case K_NFMA: FG_LOOP(elem p = x * b[i]; d[i] = c[i] - p) \
-        case K_MUL_GREATER: FG_LOOP(elem y = b[i]; elem z = c[i]; \
-                                    d[i] = FG_MUL_GREATER(elem, x, y, z)) \
-        case K_NEGATIVE: FG_LOOP(d[i] = -x) \
-        case K_SQUARE: FG_LOOP(d[i] = x * x) \
-        case K_RECIPROCAL: FG_LOOP(d[i] = one / x) \
-        case K_ABS: FG_LOOP(d[i] = FABS(x)) \
-        case K_SQRT: FG_LOOP(d[i] = SQRT(x)) \
-        case K_FLOOR: FG_LOOP(d[i] = FLOOR(x)) \
-        case K_CEIL: FG_LOOP(d[i] = CEIL(x)) \
-        case K_MAXIMUM: FG_LOOP(elem y = b[i]; d[i] = (x >= y || x != x) ? x : y) \
-        case K_MINIMUM: FG_LOOP(elem y = b[i]; d[i] = (x <= y || x != x) ? x : y) \
-        case K_RELU: FG_LOOP(d[i] = x <= zero ? zero : x) \
-        case K_SIGN: FG_LOOP(d[i] = x > zero ? one : (x < zero ? -one : (x == zero ? zero : x))) \
-        case K_LESS: FG_LOOP(d[i] = x < b[i] ? one : zero) \
-        case K_LESS_EQUAL: FG_LOOP(d[i] = x <= b[i] ? one : zero) \
-        case K_GREATER: FG_LOOP(d[i] = x > b[i] ? one : zero) \
-        case K_GREATER_EQUAL: FG_LOOP(d[i] = x >= b[i] ? one : zero) \
-        case K_EQUAL: FG_LOOP(d[i] = x == b[i] ? one : zero) \
-        case K_NOT_EQUAL: FG_LOOP(d[i] = x != b[i] ? one : zero) \
-        case K_WHERE: case K_SELECT: FG_LOOP(elem y = b[i]; elem z = c[i]; d[i] = x != zero ? y : z) \
-        case K_CLIP: FG_LOOP(elem lo = b[i]; elem hi = c[i]; \
-                             x = (x >= lo || x != x) ? x : lo; d[i] = (x <= hi || x != x) ? x : hi) \
-        case K_TANH_GRAD: FG_LOOP(d[i] = FG_TANH_GRAD(elem, x, b[i])) \
-        case K_SIGMOID_GRAD: FG_LOOP(d[i] = FG_SIGMOID_GRAD(elem, x, b[i])) \
-        default: return 0; \
-        } }
-    FG_DEF_ARITH(double, _base, , sqrt, floor, ceil, fabs)
-    FG_DEF_ARITH(float, _base, , sqrtf, floorf, ceilf, fabsf)
-    #if FG_X86_DISPATCH
-    FG_DEF_ARITH(double, _avx2, FG_AVX2, sqrt, floor, ceil, fabs)
-    FG_DEF_ARITH(float, _avx2, FG_AVX2, sqrtf, floorf, ceilf, fabsf)
-    #endif
-    #include "_fp_exact_end.h"
-    #if defined(__GNUC__) && !defined(__clang__)
-    #  pragma GCC pop_options
-    #endif
-    /* runtime dispatch: AVX2+FMA copies when the CPU has them (chosen at import; tests
-       can run the baseline copy, _set_vec_isa) */
-    static int fg_vec_avx2 = 0;
-    static int fg_vec_init(void) {
-        fg_vec_avx2 = fg_cpu_avx2_fma();
-        return fg_vec_avx2;
-    }
-    #if FG_X86_DISPATCH
-    #  define FG_DISPATCH(NAME, T) \
-        static void fg_v##NAME##_##T(T##_t *d, const T##_t *a, Py_ssize_t n) { \
-            if (fg_vec_avx2) fg_v##NAME##_##T##_avx2(d, a, n); else fg_v##NAME##_##T##_base(d, a, n); }
-    #else
-    #  define FG_DISPATCH(NAME, T) \
-        static void fg_v##NAME##_##T(T##_t *d, const T##_t *a, Py_ssize_t n) { \
-            fg_v##NAME##_##T##_base(d, a, n); }
-    #endif
-    /* Streaming (non-temporal) copy of a finished block into a large output: the output's
-       cache lines are not read first (saves 1/3 of its memory traffic) nor kept in cache. */
-    #if defined(__SSE2__) || defined(_M_X64)
-    #  include <emmintrin.h>
-    static void fg_stream_d(double *dst, const double *src, Py_ssize_t n) {
-        Py_ssize_t i = 0;
-        if ((((uintptr_t)dst) & 15) == 0)
-            for (; i + 2 <= n; i += 2) _mm_stream_pd(dst + i, _mm_loadu_pd(src + i));
-        for (; i < n; i++) dst[i] = src[i];
-    }
-    static void fg_stream_f(float *dst, const float *src, Py_ssize_t n) {
-        Py_ssize_t i = 0;
-        if ((((uintptr_t)dst) & 15) == 0)
-            for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
-        for (; i < n; i++) dst[i] = src[i];
-    }
-    static void fg_sfence(void) { _mm_sfence(); }
-    #else
-    static void fg_stream_d(double *dst, const double *src, Py_ssize_t n) {
-        memcpy(dst, src, (size_t)n * sizeof(double)); }
-    static void fg_stream_f(float *dst, const float *src, Py_ssize_t n) {
-        memcpy(dst, src, (size_t)n * sizeof(float)); }
-    static void fg_sfence(void) { }
-    #endif
-    #if FG_X86_DISPATCH
-    #  define FG_DISPATCH_ARITH(T) \
-        static int fg_arith_##T(int k, T *d, const T *a, const T *b, const T *c, Py_ssize_t n) { \
-            return fg_vec_avx2 ? fg_arith_##T##_avx2(k, d, a, b, c, n) \
-                               : fg_arith_##T##_base(k, d, a, b, c, n); }
-    #else
-    #  define FG_DISPATCH_ARITH(T) \
-        static int fg_arith_##T(int k, T *d, const T *a, const T *b, const T *c, Py_ssize_t n) { \
-            return fg_arith_##T##_base(k, d, a, b, c, n); }
-    #endif
-    FG_DISPATCH_ARITH(double) FG_DISPATCH_ARITH(float)
-    FG_DISPATCH(exp, d) FG_DISPATCH(exp, f)
-    FG_DISPATCH(expm1, d) FG_DISPATCH(expm1, f)
-    FG_DISPATCH(tanh, d) FG_DISPATCH(tanh, f)
-    FG_DISPATCH(sigmoid, d) FG_DISPATCH(sigmoid, f)
-    FG_DISPATCH(log, d) FG_DISPATCH(log, f)
-    FG_DISPATCH(log1p, d) FG_DISPATCH(log1p, f)
-    """
-    void fg_vexp_d(double*, const double*, Py_ssize_t) noexcept nogil
-    void fg_vexp_f(float*, const float*, Py_ssize_t) noexcept nogil
-    void fg_vexpm1_d(double*, const double*, Py_ssize_t) noexcept nogil
-    void fg_vexpm1_f(float*, const float*, Py_ssize_t) noexcept nogil
-    void fg_vtanh_d(double*, const double*, Py_ssize_t) noexcept nogil
-    void fg_vtanh_f(float*, const float*, Py_ssize_t) noexcept nogil
-    void fg_vsigmoid_d(double*, const double*, Py_ssize_t) noexcept nogil
-    void fg_vsigmoid_f(float*, const float*, Py_ssize_t) noexcept nogil
-    void fg_vlog_d(double*, const double*, Py_ssize_t) noexcept nogil
-    void fg_vlog_f(float*, const float*, Py_ssize_t) noexcept nogil
-    void fg_vlog1p_d(double*, const double*, Py_ssize_t) noexcept nogil
-    void fg_vlog1p_f(float*, const float*, Py_ssize_t) noexcept nogil
-    int fg_arith_double(int, double*, const double*, const double*, const double*,
-                        Py_ssize_t) noexcept nogil
-    int fg_arith_float(int, float*, const float*, const float*, const float*,
-                       Py_ssize_t) noexcept nogil
-    const char* fg_vm_names[]
-    const int fg_vm_arity[]
-    cdef enum:      # the implementations this module names (all of them: FG_VM_OPS above)
-        K_POWER, K_EXP, K_EXPM1, K_LOG, K_LOG1P, K_SIN, K_COS, K_TAN, K_TANH, K_SINH, K_COSH,
-        K_ARCTAN, K_SIGMOID, K_SOFTPLUS, K_ERF, K_END
-    int fg_vec_init() noexcept nogil
+cdef extern from "fg_vm.h":
+    ctypedef struct fg_opcode_row:
+        const char* name
+        const char* eval
+        const char* ufunc
+        const char* doc
+        int arity
+        int cost
+    const fg_opcode_row fg_opcode_rows[]
+    cdef enum:      # the opcodes this module names (all of them: FG_OPCODES)
+        FG_OP_POWER, FG_OP_EXP, FG_OP_LOG1P, FG_OP_SIGMOID, FG_OP_SOFTPLUS, FG_OP_END
+    int fg_vm_arith_d(int, double*, const double*, const double*, const double*,
+                      Py_ssize_t) noexcept nogil
+    int fg_vm_arith_f(int, float*, const float*, const float*, const float*,
+                      Py_ssize_t) noexcept nogil
+    int fg_vm_vec_d(int, double*, const double*, Py_ssize_t) noexcept nogil
+    int fg_vm_vec_f(int, float*, const float*, Py_ssize_t) noexcept nogil
+    int fg_libm_d(int, double*, const double*, const double*, Py_ssize_t) noexcept nogil
+    int fg_libm_f(int, float*, const float*, const float*, Py_ssize_t) noexcept nogil
+    int fg_vm_has_vec(int) noexcept nogil
+    int fg_vm_isa_best() noexcept nogil
+    int fg_vm_isa_count() noexcept nogil
+    const char* fg_vm_isa_name(int) noexcept nogil
+    int fg_vm_isa_supported(int) noexcept nogil
+    int fg_vm_isa_current() noexcept nogil
+    void fg_vm_isa_set(int) noexcept nogil
     void fg_stream_d(double*, const double*, Py_ssize_t) noexcept nogil
     void fg_stream_f(float*, const float*, Py_ssize_t) noexcept nogil
     void fg_sfence() noexcept nogil
-    int fg_vec_avx2
 
 
-_CPU_ISA = "avx2+fma" if fg_vec_init() else "baseline"
+# --------------------------------------------------------------------------------------------
+# the opcode list, as Python sees it
+# --------------------------------------------------------------------------------------------
+cdef str _text(const char* s):
+    return (<bytes>s).decode()
+
+
+_ROWS = tuple(
+    (_text(fg_opcode_rows[i].name), fg_opcode_rows[i].arity, i + 1, _text(fg_opcode_rows[i].eval),
+     None if _text(fg_opcode_rows[i].ufunc) == "none" else _text(fg_opcode_rows[i].ufunc),
+     fg_opcode_rows[i].cost, _text(fg_opcode_rows[i].doc))
+    for i in range(FG_OP_END - 1))
+_CODE = {row[0]: row[2] for row in _ROWS}
+
+
+def opcode_rows():
+    """The VM's opcodes (``include/fg_opcodes.h``), one tuple per opcode in opcode order:
+    ``(name, arity, code, eval, ufunc, cost, doc)``, ``ufunc`` ``None`` where no NumPy loop
+    computes it.
+
+    >>> from fastgraph.kernels.vm import opcode_rows
+    >>> opcode_rows()[1][:5]
+    ('add', 2, 2, 'c', 'add')
+    """
+    return _ROWS
+
+
+def vm_opcode_map():
+    """``{opcode number: op name}``, as register programs use them."""
+    return {row[2]: row[0] for row in _ROWS}
+
+
+# --------------------------------------------------------------------------------------------
+# which instruction set's copy of the loops runs
+# --------------------------------------------------------------------------------------------
+cdef int _BEST = fg_vm_isa_best()
+fg_vm_isa_set(_BEST)
+
+
+def vec_isas():
+    """The copies of the vec and arithmetic loops this CPU runs, best first.
+
+    >>> from fastgraph.kernels.vm import vec_isas
+    >>> vec_isas()[-1]
+    'baseline'
+    """
+    return tuple(_text(fg_vm_isa_name(i)) for i in range(fg_vm_isa_count())
+                 if fg_vm_isa_supported(i))
 
 
 def vec_isa():
-    """Which copy of the "vec" kernels runs: ``"avx2+fma"`` or ``"baseline"``."""
-    return "avx2+fma" if fg_vec_avx2 else "baseline"
+    """Which copy of the vec and arithmetic loops runs: ``"avx2+fma"`` or ``"baseline"``."""
+    return _text(fg_vm_isa_name(fg_vm_isa_current()))
 
 
 def _set_vec_isa(str isa):
-    """Run the ``"baseline"`` copy of the vec and arithmetic loops, or the CPU's own (``"cpu"``)
-    -- for tests: on an AVX2 machine the baseline copy (and the scalar float64 tanh/sigmoid,
-    which the AVX2 copy does not share) would otherwise never run.  Not thread-safe: switch
-    only while no kernel runs."""
-    global fg_vec_avx2
-    if isa not in ("baseline", "cpu"):
-        raise ValueError(f"isa must be 'baseline' or 'cpu', got {isa!r}")
-    fg_vec_avx2 = 0 if isa == "baseline" else int(_CPU_ISA == "avx2+fma")
+    """Run the ``"baseline"`` copy of the vec and arithmetic loops, another the CPU has (by its
+    name in :func:`vec_isas`), or the CPU's best (``"cpu"``) -- for tests: on an AVX2 machine
+    the baseline copy (and the scalar float64 tanh/sigmoid, which the AVX2 copy does not share)
+    would otherwise never run.  Not thread-safe: switch only while no kernel runs."""
+    cdef int i
+    if isa == "cpu":
+        fg_vm_isa_set(_BEST)
+        return
+    for i in range(fg_vm_isa_count()):
+        if _text(fg_vm_isa_name(i)) == isa and fg_vm_isa_supported(i):
+            fg_vm_isa_set(i)
+            return
+    choices = ", ".join(repr(s) for s in ("cpu",) + vec_isas())
+    raise ValueError(f"isa must be one of {choices} (this CPU's), got {isa!r}")
+
+
+def vm_has_vec(name):
+    """Whether the VM has a "vec" (own vectorised) loop for op ``name``: softplus has one when
+    the exp and log1p it is made of do."""
+    k = _CODE.get(name, 0)
+    if k == FG_OP_SOFTPLUS:
+        return bool(fg_vm_has_vec(FG_OP_EXP) and fg_vm_has_vec(FG_OP_LOG1P))
+    return bool(k and fg_vm_has_vec(k))
+
 
 # --------------------------------------------------------------------------------------------
-# The VM's implementations, in K order (K = position + 1), read from FG_VM_OPS in the C block.
-# Their numbers are private; the table's opcodes map onto them by name.
+# NumPy's inner loops, per opcode and dtype (resolved once, from the ufuncs the rows name)
 # --------------------------------------------------------------------------------------------
-_VM_IMPLEMENTS = tuple(fg_vm_names[k].decode() for k in range(1, K_END))
-_VM_ARITY = {name: fg_vm_arity[k + 1] for k, name in enumerate(_VM_IMPLEMENTS)}
-# ops that have a "vec" implementation
-_VM_VEC = frozenset({"exp", "expm1", "tanh", "sigmoid", "softplus", "log", "log1p"})
-
 cdef enum:
     MAXOP = 256
 
-# table opcode -> VM implementation; VM implementation -> NumPy inner loops (per dtype)
-cdef int _code_map[MAXOP]
 cdef int _arity[MAXOP]
 cdef loop_t _loop_d[MAXOP]
 cdef void* _loopdata_d[MAXOP]
 cdef loop_t _loop_f[MAXOP]
 cdef void* _loopdata_f[MAXOP]
-# the exp / log1p loops used inside composite ops (sigmoid, softplus)
+# evaluation modes of an instruction (the compiler writes them; fused.compiler's _MODES)
 cdef int MODE_C = 0
 cdef int MODE_VEC = 1
 cdef int MODE_UFUNC = 2
 
 
+cdef int _find_loops(int k, object ufunc, int nin) except -1:
+    find_loop(ufunc, nin + 1, cnp.NPY_DOUBLE, &_loop_d[k], &_loopdata_d[k])
+    find_loop(ufunc, nin + 1, cnp.NPY_FLOAT, &_loop_f[k], &_loopdata_f[k])
+    return 0
+
+
 def _init_tables():
-    from fastgraph.fused import opcodes as _op
-    cdef int i, k
-    for i in range(MAXOP):
-        _code_map[i] = 0
-        _arity[i] = 0
-        _loop_d[i] = NULL
-        _loop_f[i] = NULL
-        _loopdata_d[i] = NULL
-        _loopdata_f[i] = NULL
-    vm_names = {name: i + 1 for i, name in enumerate(_VM_IMPLEMENTS)}
-    table_names = {op.name for op in _op.OPCODES}
-    missing = sorted(table_names - set(vm_names))
-    extra = sorted(set(vm_names) - table_names)
-    if missing or extra:
-        raise ImportError(
-            f"fastgraph._fused: opcode table and VM disagree; table ops the VM lacks: {missing}, "
-            f"VM ops missing from the table: {extra}")
-    for op in _op.OPCODES:
-        if not (0 < op.code < MAXOP):
-            raise ImportError(f"fastgraph._fused: opcode {op.code} of {op.name!r} out of range")
-        if _VM_ARITY[op.name] != op.arity:
-            raise ImportError(f"fastgraph._fused: arity of {op.name!r} differs "
-                              f"(table {op.arity}, VM {_VM_ARITY[op.name]})")
-        k = vm_names[op.name]
-        _code_map[op.code] = k
-        _arity[k] = op.arity
-    # NumPy inner loops, resolved once (by VM implementation, so composites can reuse exp/log1p)
-    for op in _op.OPCODES:
-        if op.ufunc is None or op.arity > 2:
-            continue
-        uf = getattr(np, op.ufunc)
-        k = vm_names[op.name]
-        find_loop(uf, op.arity + 1, cnp.NPY_DOUBLE, &_loop_d[k], &_loopdata_d[k])
-        find_loop(uf, op.arity + 1, cnp.NPY_FLOAT, &_loop_f[k], &_loopdata_f[k])
-    # log1p is needed by softplus even if its own entry changes
-    if _loop_d[K_LOG1P] == NULL:
-        find_loop(np.log1p, 2, cnp.NPY_DOUBLE, &_loop_d[K_LOG1P], &_loopdata_d[K_LOG1P])
-        find_loop(np.log1p, 2, cnp.NPY_FLOAT, &_loop_f[K_LOG1P], &_loopdata_f[K_LOG1P])
-    if _loop_d[K_EXP] == NULL:
-        find_loop(np.exp, 2, cnp.NPY_DOUBLE, &_loop_d[K_EXP], &_loopdata_d[K_EXP])
-        find_loop(np.exp, 2, cnp.NPY_FLOAT, &_loop_f[K_EXP], &_loopdata_f[K_EXP])
+    if <int>FG_OP_END > <int>MAXOP:
+        raise ImportError(f"fastgraph.kernels.vm: {FG_OP_END - 1} opcodes, at most {MAXOP - 1}")
+    for name, arity, code, ev, uf, cost, doc in _ROWS:
+        _arity[code] = arity
+        if uf is not None and arity <= 2:
+            _find_loops(code, getattr(np, uf), arity)
+    # sigmoid and softplus are made of exp and log1p: their loops, whatever those rows say
+    if _loop_d[FG_OP_LOG1P] == NULL:
+        _find_loops(FG_OP_LOG1P, np.log1p, 1)
+    if _loop_d[FG_OP_EXP] == NULL:
+        _find_loops(FG_OP_EXP, np.exp, 1)
 
 
 _init_tables()
 
 
-def vm_opcode_map():
-    """``{table opcode number: VM implementation name}`` as the VM resolved it at import."""
-    return {i: _VM_IMPLEMENTS[_code_map[i] - 1] for i in range(MAXOP) if _code_map[i]}
-
-
-def vm_has_vec(name):
-    """Whether the VM has a "vec" (own vectorised) implementation of op ``name``."""
-    return name in _VM_VEC
-
-
 def ufunc_loop_available(name, dtype):
     """Whether NumPy's inner loop for op ``name`` was found for ``dtype`` (float32/float64)."""
-    cdef int k
-    if name not in _VM_IMPLEMENTS:
-        raise KeyError(name)
-    k = _VM_IMPLEMENTS.index(name) + 1
+    cdef int k = _CODE[name]
     if np.dtype(dtype) == np.float64:
         return _loop_d[k] != NULL
     if np.dtype(dtype) == np.float32:
@@ -673,6 +202,9 @@ def ufunc_loop_available(name, dtype):
     return False
 
 
+# --------------------------------------------------------------------------------------------
+# one instruction on one block
+# --------------------------------------------------------------------------------------------
 # --------------------------------------------------------------------------------------------
 # elementwise kernels on one block
 # --------------------------------------------------------------------------------------------
@@ -708,85 +240,27 @@ cdef inline void* _loopdata_of(int k, real* dummy) noexcept nogil:
         return _loopdata_f[k]
 
 
-cdef void _vexp(real* d, real* a, Py_ssize_t n) noexcept nogil:
+cdef inline bint _vec(int k, real* d, real* a, Py_ssize_t n) noexcept nogil:
     if real is double:
-        fg_vexp_d(d, a, n)
+        return fg_vm_vec_d(k, d, a, n)
     else:
-        fg_vexp_f(d, a, n)
+        return fg_vm_vec_f(k, d, a, n)
 
 
-cdef void _transcendental(int k, int mode, real* d, real* a, Py_ssize_t n) noexcept nogil:
-    """d = f_k(a) for a unary transcendental, by the requested strategy."""
-    cdef Py_ssize_t i
+cdef void _transcendental(int k, int mode, real* d, real* a, real* b,
+                          Py_ssize_t n) noexcept nogil:
+    """d = f_k(a) (power: a ** b) for an op without a plain C loop, by the requested strategy:
+    NumPy's loop, fastgraph's vec loop, or libm in double."""
     cdef loop_t fn = _loop_of(k, d)
     if mode == MODE_UFUNC and fn != NULL:
         _call_loop(fn, _loopdata_of(k, d), 1, d, a, <real*>NULL, n)
         return
-    if mode == MODE_VEC:
-        if k == K_EXP:
-            _vexp(d, a, n)
-            return
-        if k == K_EXPM1:
-            if real is double:
-                fg_vexpm1_d(d, a, n)
-            else:
-                fg_vexpm1_f(d, a, n)
-            return
-        if k == K_TANH:
-            if real is double:
-                fg_vtanh_d(d, a, n)
-            else:
-                fg_vtanh_f(d, a, n)
-            return
-        if k == K_LOG:
-            if real is double:
-                fg_vlog_d(d, a, n)
-            else:
-                fg_vlog_f(d, a, n)
-            return
-        if k == K_LOG1P:
-            if real is double:
-                fg_vlog1p_d(d, a, n)
-            else:
-                fg_vlog1p_f(d, a, n)
-            return
-    # libm, in double
-    if k == K_EXP:
-        for i in range(n):
-            d[i] = <real>exp(<double>a[i])
-    elif k == K_EXPM1:
-        for i in range(n):
-            d[i] = <real>expm1(<double>a[i])
-    elif k == K_LOG:
-        for i in range(n):
-            d[i] = <real>log(<double>a[i])
-    elif k == K_LOG1P:
-        for i in range(n):
-            d[i] = <real>log1p(<double>a[i])
-    elif k == K_SIN:
-        for i in range(n):
-            d[i] = <real>sin(<double>a[i])
-    elif k == K_COS:
-        for i in range(n):
-            d[i] = <real>cos(<double>a[i])
-    elif k == K_TAN:
-        for i in range(n):
-            d[i] = <real>tan(<double>a[i])
-    elif k == K_TANH:
-        for i in range(n):
-            d[i] = <real>tanh(<double>a[i])
-    elif k == K_SINH:
-        for i in range(n):
-            d[i] = <real>sinh(<double>a[i])
-    elif k == K_COSH:
-        for i in range(n):
-            d[i] = <real>cosh(<double>a[i])
-    elif k == K_ARCTAN:
-        for i in range(n):
-            d[i] = <real>atan(<double>a[i])
-    elif k == K_ERF:
-        for i in range(n):
-            d[i] = <real>erf(<double>a[i])
+    if mode == MODE_VEC and _vec(k, d, a, n):
+        return
+    if real is double:
+        fg_libm_d(k, d, a, b, n)
+    else:
+        fg_libm_f(k, d, a, b, n)
 
 
 cdef void _exec(int k, int mode, real* d, real* a, real* b, real* c,
@@ -801,40 +275,32 @@ cdef void _exec(int k, int mode, real* d, real* a, real* b, real* c,
             _call_loop(fn, _loopdata_of(k, d), 2, d, a, b, n)
             return
     if real is double:
-        if fg_arith_double(k, d, a, b, c, n):
+        if fg_vm_arith_d(k, d, a, b, c, n):
             return
     else:
-        if fg_arith_float(k, d, a, b, c, n):
+        if fg_vm_arith_f(k, d, a, b, c, n):
             return
-    if k == K_POWER:
+    if k == FG_OP_SIGMOID:
+        if mode == MODE_VEC and _vec(k, d, a, n):
+            return
         for i in range(n):
-            d[i] = <real>pow(<double>a[i], <double>b[i])
-    elif k == K_SIGMOID:
-        if mode == MODE_VEC:
-            if real is double:
-                fg_vsigmoid_d(d, a, n)
-            else:
-                fg_vsigmoid_f(d, a, n)
-        else:
-            for i in range(n):
-                d[i] = -fabs(a[i])
-            _transcendental(K_EXP, mode, d, d, n)
-            for i in range(n):
-                e = d[i]
-                r = one / (one + e)
-                d[i] = r if a[i] >= zero else e * r
-    elif k == K_SOFTPLUS:
+            d[i] = -fabs(a[i])
+        _transcendental(FG_OP_EXP, mode, d, d, <real*>NULL, n)
+        for i in range(n):
+            e = d[i]
+            r = one / (one + e)
+            d[i] = r if a[i] >= zero else e * r
+    elif k == FG_OP_SOFTPLUS:
         # log1p(exp(-|a|)) + max(a, 0), in two in-place passes over d
         for i in range(n):
             d[i] = -fabs(a[i])
-        _transcendental(K_EXP, mode, d, d, n)
-        _transcendental(K_LOG1P, mode, d, d, n)
+        _transcendental(FG_OP_EXP, mode, d, d, <real*>NULL, n)
+        _transcendental(FG_OP_LOG1P, mode, d, d, <real*>NULL, n)
         for i in range(n):
             x = a[i]
             d[i] = d[i] + (x if x > zero else zero)
     else:
-        _transcendental(k, mode, d, a, n)
-
+        _transcendental(k, mode, d, a, b, n)
 
 # --------------------------------------------------------------------------------------------
 # gather / scatter of strided operands
@@ -1062,13 +528,25 @@ cdef void _run_block(Ctx* c, real* scratch, int tid, Py_ssize_t b) noexcept nogi
                 c.tail_row[b] = r1
 
 
+cdef inline double _fold_partial(Ctx* c, int k, Py_ssize_t row, double v, Py_ssize_t* cur,
+                                 double acc, real* dummy) noexcept nogil:
+    """Fold a block's partial ``v`` of reduction ``row`` into the running row ``cur[0]`` (whose
+    value so far is ``acc``): combined when it is the same row; else that row is finished and
+    stored, and ``row`` starts.  Returns the new running value."""
+    if row == cur[0]:
+        return _red_combine(c.out_red[k], acc, v)
+    if cur[0] >= 0:
+        _red_store(c, k, cur[0], acc, dummy)
+    cur[0] = row
+    return v
+
+
 cdef void _run_all(Ctx* c, real* scratch, int nthreads) noexcept nogil:
-    cdef Py_ssize_t b, j, row, cur
+    cdef Py_ssize_t b, j, cur
     cdef int t, i, r, k, ired
     cdef real* reg
     cdef real val
     cdef double acc
-    cdef double* accs
     # broadcast scalars: filled once per thread, as far as a block reaches (a short call
     # need not fill all of it)
     cdef Py_ssize_t fill = c.B if c.N > c.B else c.N
@@ -1101,23 +579,11 @@ cdef void _run_all(Ctx* c, real* scratch, int nthreads) noexcept nogil:
         cur = -1
         acc = 0
         for b in range(c.nblocks):
-            row = c.head_row[b]
-            if row == cur:
-                acc = _red_combine(c.out_red[k], acc, c.head_val[b * c.nred + ired])
-            else:
-                if cur >= 0:
-                    _red_store(c, k, cur, acc, scratch)
-                cur = row
-                acc = c.head_val[b * c.nred + ired]
-            row = c.tail_row[b]
-            if row >= 0:
-                if row == cur:
-                    acc = _red_combine(c.out_red[k], acc, c.tail_val[b * c.nred + ired])
-                else:
-                    if cur >= 0:
-                        _red_store(c, k, cur, acc, scratch)
-                    cur = row
-                    acc = c.tail_val[b * c.nred + ired]
+            acc = _fold_partial(c, k, c.head_row[b], c.head_val[b * c.nred + ired], &cur, acc,
+                                scratch)
+            if c.tail_row[b] >= 0:
+                acc = _fold_partial(c, k, c.tail_row[b], c.tail_val[b * c.nred + ired], &cur,
+                                    acc, scratch)
         if cur >= 0:
             _red_store(c, k, cur, acc, scratch)
 
@@ -1160,19 +626,7 @@ cdef inline void _work_free(Work* w) noexcept:
     free(w.ored)
     free(w.oridx)
     free(w.ones)
-    w.in_base = NULL
-    w.out_base = NULL
-    w.imode = NULL
-    w.omode = NULL
-    w.ored = NULL
-    w.oridx = NULL
-    w.ones = NULL
-    w.tab_ok = False
-    w.raw = NULL
-    w.regp = NULL
-    w.cap = 0
-    w.regp_cap = 0
-    w.cfill_nt = 0
+    memset(w, 0, sizeof(Work))      # no tables, no scratch, no constants filled
 
 
 cdef int _work_prepare(Work* w, int nt, int nregs, int regstride, Py_ssize_t block,
@@ -1266,11 +720,12 @@ cdef int _check_extent(cnp.ndarray arr, const cnp.int64_t[:, ::1] st, int row,
     return 0
 
 
-cdef int _work_tables(Work* w, int nin, int nout) except -1:
+cdef inline bint _work_tables(Work* w, int nin, int nout) noexcept:
+    """Make the C fast paths' per-call tables of ``w`` (once); false when out of memory."""
     cdef int m = (nin if nin > nout else nout) + 1
     cdef int i
     if w.tab_ok:
-        return 0
+        return True
     if w.in_base == NULL:
         w.in_base = <char**>malloc(sizeof(char*) * (nin + 1))
     if w.out_base == NULL:
@@ -1286,14 +741,57 @@ cdef int _work_tables(Work* w, int nin, int nout) except -1:
     if w.ones == NULL:
         w.ones = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * m)
     if not (w.in_base and w.out_base and w.imode and w.omode and w.ored and w.oridx and w.ones):
-        raise MemoryError()
+        return False
     for i in range(m):
         w.ones[i] = 1
     for i in range(nout):
         w.ored[i] = RED_NONE
         w.oridx[i] = -1
     w.tab_ok = True
-    return 0
+    return True
+
+
+cdef inline bint _native_carray(object x, int tn, int nd, const cnp.npy_intp* dims,
+                                bint writeable) noexcept:
+    """Whether ``x`` is an exact ``numpy.ndarray`` of type number ``tn`` in native byte order,
+    aligned and C-contiguous (and writeable when ``writeable``), of shape ``dims[:nd]``."""
+    cdef cnp.ndarray a
+    if not cnp.PyArray_CheckExact(x):
+        return False
+    a = <cnp.ndarray>x
+    return (cnp.PyArray_TYPE(a) == tn and cnp.PyArray_ISNOTSWAPPED(a)
+            and (cnp.PyArray_ISCARRAY(a) if writeable else cnp.PyArray_ISCARRAY_RO(a))
+            and cnp.PyArray_NDIM(a) == nd
+            and memcmp(dims, cnp.PyArray_DIMS(a), nd * sizeof(cnp.npy_intp)) == 0)
+
+
+cdef int _flat_error(object x, bint output, Py_ssize_t i, Py_ssize_t n,
+                     object outputs) except -1:
+    """Raise the error of :meth:`Program.run_contiguous` for its operand ``x``."""
+    what = "output" if output else "input"
+    if not cnp.PyArray_Check(x):
+        raise TypeError(f"run_contiguous: {what} {i} is not an ndarray")
+    if output:
+        raise ValueError(f"run_contiguous: output {i} is not a writeable "
+                         f"C-contiguous aligned array like output 0")
+    raise ValueError(f"run_contiguous: input {i} is not a C-contiguous aligned "
+                     f"native {outputs[0].dtype} array of {n} elements")
+
+
+cdef inline char* _flat_data(object x, int tn, Py_ssize_t n, bint output, Py_ssize_t i,
+                             object outputs) except? NULL:
+    """The data of operand ``i`` of :meth:`Program.run_contiguous` (an output when ``output``):
+    an ndarray of type number ``tn`` in native byte order, aligned and C-contiguous (writeable
+    when an output), of ``n`` elements, like ``outputs[0]``; an error naming it otherwise."""
+    cdef cnp.ndarray a
+    if cnp.PyArray_Check(x):
+        a = <cnp.ndarray>x
+        if (cnp.PyArray_TYPE(a) == tn and cnp.PyArray_ISNOTSWAPPED(a)
+                and (cnp.PyArray_ISCARRAY(a) if output else cnp.PyArray_ISCARRAY_RO(a))
+                and cnp.PyArray_SIZE(a) == n):
+            return <char*>cnp.PyArray_DATA(a)
+    _flat_error(x, output, i, n, outputs)
+    return NULL
 
 
 cdef inline bint _overlap(char* a, char* b, Py_ssize_t nbytes) noexcept:
@@ -1310,7 +808,7 @@ cdef inline bint _one_pass(int k, int mode) noexcept:
     """Whether the VM's loop for op ``k`` reads each operand element before writing that
     element of the result and never rereads it (so the result may alias an operand).  The
     non-vec sigmoid and softplus run several passes over their output."""
-    return not (k == K_SOFTPLUS or (k == K_SIGMOID and mode != MODE_VEC))
+    return not (k == FG_OP_SOFTPLUS or (k == FG_OP_SIGMOID and mode != MODE_VEC))
 
 
 cdef class Program:
@@ -1400,9 +898,9 @@ cdef class Program:
             state[r] = 2
         for i in range(self.ninstr):
             op = cv[i, 0]
-            if op <= 0 or op >= MAXOP or _code_map[op] == 0:
+            if op <= 0 or op >= FG_OP_END:
                 raise ValueError(f"instruction {i}: unknown opcode {op}")
-            k = _code_map[op]
+            k = op
             if cv[i, 1] != MODE_C and cv[i, 1] != MODE_VEC and cv[i, 1] != MODE_UFUNC:
                 raise ValueError(f"instruction {i}: bad mode {cv[i, 1]}")
             self.code[6 * i] = k
@@ -1495,6 +993,15 @@ cdef class Program:
         self.busy = True
         return &self.work
 
+    cdef inline Work* _acquire_tables(self, Work* tmp) except NULL:
+        """:meth:`_acquire`, with the tables of the C fast paths made (and released again when
+        they cannot be)."""
+        cdef Work* w = self._acquire(tmp)
+        if not _work_tables(w, self.nin, self.nout):
+            self._release(w)
+            raise MemoryError()
+        return w
+
     cdef inline void _release(self, Work* w) noexcept:
         if w == &self.work:
             self.busy = False
@@ -1519,6 +1026,29 @@ cdef class Program:
         if nt > self.max_threads:
             nt = self.max_threads
         return <int>nt
+
+    cdef void _init_ctx(self, Ctx* c, int nd, Py_ssize_t n, Py_ssize_t block,
+                        Py_ssize_t red_len) noexcept:
+        """The program's part of a call's context: ``n`` elements in ``nd`` dimensions cut into
+        blocks of ``block``, reduction rows of ``red_len`` (0: none); no reduced output and no
+        per-block partials yet."""
+        c.nd = nd
+        c.N = n
+        c.B = block
+        c.nblocks = (n + block - 1) // block
+        c.R = red_len
+        c.nin = self.nin
+        c.nout = self.nout
+        c.nred = 0
+        c.nregs = self.nregs
+        c.ninstr = self.ninstr
+        c.code = self.code
+        c.in_reg = self.in_reg
+        c.out_reg = self.out_reg
+        c.head_val = NULL
+        c.tail_val = NULL
+        c.head_row = NULL
+        c.tail_row = NULL
 
     cdef int _exec_flat(self, Work* w, Py_ssize_t n, Py_ssize_t isz, int nthreads) except -1:
         """Run on 1-D contiguous operands whose data pointers are in ``w.in_base``/``w.out_base``
@@ -1545,20 +1075,8 @@ cdef class Program:
         cdef char* reg
         for i in range(nd):
             n *= shape[i]
-        c.nd = nd
+        self._init_ctx(&c, nd, n, self.block, 0)
         c.shape = shape
-        c.N = n
-        c.B = self.block
-        c.nblocks = (n + c.B - 1) // c.B
-        c.R = 0
-        c.nin = self.nin
-        c.nout = self.nout
-        c.nred = 0
-        c.nregs = self.nregs
-        c.ninstr = self.ninstr
-        c.code = self.code
-        c.in_reg = self.in_reg
-        c.out_reg = self.out_reg
         c.in_mode = w.imode
         c.in_base = w.in_base
         c.in_str = in_str
@@ -1567,10 +1085,6 @@ cdef class Program:
         c.out_redidx = w.oridx
         c.out_base = w.out_base
         c.out_str = out_str
-        c.head_val = NULL
-        c.tail_val = NULL
-        c.head_row = NULL
-        c.tail_row = NULL
         if self.stream_min >= 0 and n >= self.stream_min:
             for k in range(self.nout):
                 if w.omode[k] == OUT_CONTIG:
@@ -1638,14 +1152,9 @@ cdef class Program:
             return None
         for k in range(nout):
             x = seq[k]
-            if not cnp.PyArray_CheckExact(x):
+            if not _native_carray(x, tn, nd, dims, True):
                 return None
-            a = <cnp.ndarray>x
-            if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
-                    or not cnp.PyArray_ISCARRAY(a) or cnp.PyArray_NDIM(a) != nd
-                    or memcmp(dims, cnp.PyArray_DIMS(a), nd * sizeof(cnp.npy_intp)) != 0):
-                return None
-            base = <char*>cnp.PyArray_DATA(a)
+            base = <char*>cnp.PyArray_DATA(<cnp.ndarray>x)
             w.out_base[k] = base
             w.omode[k] = OUT_CONTIG
             for i in range(nin):
@@ -1673,7 +1182,7 @@ cdef class Program:
         cdef Py_ssize_t nin = self.nin, nout = self.nout, i, k, n, nbytes
         cdef int nd, tn, nt
         cdef cnp.npy_intp* dims
-        cdef cnp.ndarray a0, a
+        cdef cnp.ndarray a0
         cdef Work tmp
         cdef Work* w
         cdef object x, res
@@ -1692,19 +1201,12 @@ cdef class Program:
         if n == 0:
             return None
         for i in range(nin):
-            x = inputs[i]
-            if not cnp.PyArray_CheckExact(x):
-                return None
-            a = <cnp.ndarray>x
-            if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
-                    or not cnp.PyArray_ISCARRAY_RO(a) or cnp.PyArray_NDIM(a) != nd
-                    or memcmp(dims, cnp.PyArray_DIMS(a), nd * sizeof(cnp.npy_intp)) != 0):
+            if not _native_carray(inputs[i], tn, nd, dims, False):
                 return None
         nt = self._nthreads(num_threads)
         nbytes = n * (8 if tn == cnp.NPY_DOUBLE else 4)
-        w = self._acquire(&tmp)
+        w = self._acquire_tables(&tmp)
         try:
-            _work_tables(w, <int>nin, <int>nout)
             for i in range(nin):
                 w.in_base[i] = <char*>cnp.PyArray_DATA(<cnp.ndarray>inputs[i])
             res = self._bind_outputs(w, out, nd, dims, tn, nbytes, inputs, NULL, 0)
@@ -1818,9 +1320,8 @@ cdef class Program:
                 fval[i] = <float>sval[i]
         nt = self._nthreads(num_threads)
         nbytes = n * (8 if tn == cnp.NPY_DOUBLE else 4)
-        w = self._acquire(&tmp)
+        w = self._acquire_tables(&tmp)
         try:
-            _work_tables(w, <int>nin, <int>nout)
             for i in range(nin):
                 if local[i]:
                     w.in_base[i] = <char*>&sval[i] if tn == cnp.NPY_DOUBLE else <char*>&fval[i]
@@ -1855,7 +1356,6 @@ cdef class Program:
         elements.  Returns ``None``."""
         cdef Py_ssize_t nin = self.nin, nout = self.nout, i, k, n, nbytes, isz
         cdef int tn, nt
-        cdef cnp.ndarray a
         cdef Work tmp
         cdef Work* w
         cdef char* base
@@ -1877,30 +1377,12 @@ cdef class Program:
         n = cnp.PyArray_SIZE(<cnp.ndarray>x)
         nbytes = n * isz
         nt = self._nthreads(num_threads)
-        w = self._acquire(&tmp)
+        w = self._acquire_tables(&tmp)
         try:
-            _work_tables(w, <int>nin, <int>nout)
             for i in range(nin):
-                x = inputs[i]
-                if not cnp.PyArray_Check(x):
-                    raise TypeError(f"run_contiguous: input {i} is not an ndarray")
-                a = <cnp.ndarray>x
-                if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
-                        or not cnp.PyArray_ISCARRAY_RO(a) or cnp.PyArray_SIZE(a) != n):
-                    raise ValueError(f"run_contiguous: input {i} is not a C-contiguous aligned "
-                                     f"native {(<cnp.ndarray>outputs[0]).dtype} array of {n} "
-                                     "elements")
-                w.in_base[i] = <char*>cnp.PyArray_DATA(a)
+                w.in_base[i] = _flat_data(inputs[i], tn, n, False, i, outputs)
             for k in range(nout):
-                x = outputs[k]
-                if not cnp.PyArray_Check(x):
-                    raise TypeError(f"run_contiguous: output {k} is not an ndarray")
-                a = <cnp.ndarray>x
-                if (cnp.PyArray_TYPE(a) != tn or not cnp.PyArray_ISNOTSWAPPED(a)
-                        or not cnp.PyArray_ISCARRAY(a) or cnp.PyArray_SIZE(a) != n):
-                    raise ValueError(f"run_contiguous: output {k} is not a writeable "
-                                     f"C-contiguous aligned array like output 0")
-                base = <char*>cnp.PyArray_DATA(a)
+                base = _flat_data(outputs[k], tn, n, True, k, outputs)
                 w.out_base[k] = base
                 w.omode[k] = OUT_CONTIG
                 for i in range(nin):
@@ -1978,19 +1460,7 @@ cdef class Program:
         for k in range(self.nout):
             if ored[k] == RED_NONE:
                 _check_extent(outputs[k], ost, k, shp, nd, itemsize, "output", k)
-        c.nd = nd
-        c.N = N
-        c.B = block
-        c.nblocks = (N + block - 1) // block
-        c.R = red_len
-        c.nin = self.nin
-        c.nout = self.nout
-        c.nregs = self.nregs
-        c.ninstr = self.ninstr
-        c.code = self.code
-        c.in_reg = self.in_reg
-        c.out_reg = self.out_reg
-        c.nred = 0
+        self._init_ctx(&c, nd, N, block, red_len)
         for k in range(self.nout):
             if ored[k] != RED_NONE:
                 if red_len < 1 or N % red_len != 0:
@@ -2016,10 +1486,6 @@ cdef class Program:
         c.out_base = NULL
         c.out_str = NULL
         c.regp = NULL
-        c.head_val = NULL
-        c.tail_val = NULL
-        c.head_row = NULL
-        c.tail_row = NULL
         try:
             c.shape = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * nd)
             c.in_mode = <int*>malloc(sizeof(int) * (self.nin + 1))

@@ -200,7 +200,7 @@ cdef extern from *:
 
 
 if fg_init() != 0:
-    raise MemoryError("fastgraph._alloc: cannot allocate the cache lock")
+    raise MemoryError("fastgraph.kernels.alloc: cannot allocate the cache lock")
 
 
 def _after_fork_in_child():
@@ -226,7 +226,7 @@ def exit(token):
 
 
 class cached:
-    """``with fastgraph._alloc.cached():`` -- arrays allocated inside use the caching handler."""
+    """``with fastgraph.kernels.alloc.cached():`` -- arrays allocated inside use the caching handler."""
 
     def __enter__(self):
         self._tok = PyDataMem_SetHandler(HANDLER)

@@ -19,7 +19,7 @@ cimport cython
 cimport numpy as cnp
 from libc.stdint cimport int64_t, uintptr_t
 
-from fastgraph._fenv cimport (
+from fastgraph.kernels.fenv cimport (
     fetestexcept, feclearexcept, FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID,
 )
 

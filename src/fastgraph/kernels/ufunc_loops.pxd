@@ -1,6 +1,6 @@
 # NumPy ufunc inner loops, called directly on raw buffers (the eager tape's small-array fast
 # path and the fused-kernel VM both use them).  One definition, inlined into each module:
-#     from fastgraph._ufunc_loops cimport loop_t, find_loop
+#     from fastgraph.kernels.ufunc_loops cimport loop_t, find_loop
 cimport numpy as cnp
 
 ctypedef void (*loop_t)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil

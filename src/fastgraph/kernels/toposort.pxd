@@ -1,5 +1,5 @@
-# C-level API of fastgraph._toposort, for other extensions (tape walker, static planner):
-#     from fastgraph._toposort cimport toposort_csr_nogil
+# C-level API of fastgraph.kernels.toposort, for other extensions (tape walker, static planner):
+#     from fastgraph.kernels.toposort cimport toposort_csr_nogil
 from libc.stdint cimport int64_t
 
 # Kahn's algorithm over a CSR graph with n = indptr.shape[0] - 1 nodes: writes a topological

@@ -18,7 +18,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 
 cnp.import_array()
 
-cdef extern from "_prefetch.h" nogil:
+cdef extern from "fg_prefetch.h" nogil:
     void FG_PREFETCH(const void *p)
     void FG_PREFETCH_W(const void *p)
 

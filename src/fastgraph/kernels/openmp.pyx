@@ -1,5 +1,5 @@
 """Build facts about OpenMP, readable from Python (used by ``python -m fastgraph info``)."""
-from fastgraph._openmp_helpers cimport (
+from fastgraph.kernels.openmp_helpers cimport (
     FG_OPENMP_ENABLED, fg_omp_get_max_threads, fg_omp_set_num_threads,
 )
 
@@ -7,7 +7,7 @@ from fastgraph._openmp_helpers cimport (
 def openmp_enabled():
     """True when the extensions were compiled with OpenMP.
 
-    >>> from fastgraph._openmp import openmp_enabled
+    >>> from fastgraph.kernels.openmp import openmp_enabled
     >>> openmp_enabled() in (True, False)
     True
     """

@@ -12,7 +12,7 @@ expressions of ``ops/nn.py`` do, so the values are bit for bit the same
   on the same contiguous buffers the NumPy expressions pass them;
 * the row sums and the final sum follow NumPy's pairwise summation (8 accumulators within blocks
   of 128, halving above);
-* no ``a * b + c`` is contracted into an FMA (``_fp_exact_begin.h``).
+* no ``a * b + c`` is contracted into an FMA (``fg_fp_exact_begin.h``).
 
 Every function returns ``None`` where it does not apply and the caller runs the NumPy
 expressions instead: dtypes other than float32/float64, non-contiguous or byte-swapped operands,
@@ -21,7 +21,7 @@ non-finite values, or any floating-point exception but an ignored underflow -- s
 warns as ``np.errstate`` says, and bad labels get NumPy's ``IndexError``.
 """
 cimport numpy as cnp
-from fastgraph._ufunc_loops cimport find_loop, loop_t
+from fastgraph.kernels.ufunc_loops cimport find_loop, loop_t
 from libc.math cimport isfinite
 from libc.stdlib cimport malloc, free
 
@@ -29,14 +29,14 @@ import numpy as np
 
 cnp.import_array()
 
-from fastgraph._fenv cimport (
+from fastgraph.kernels.fenv cimport (
     fetestexcept, feclearexcept, FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID,
 )
 
 cdef extern from *:
     """
     #include <math.h>
-    #include "_fp_exact_begin.h"   /* no FMA contraction: NumPy's rounding */
+    #include "fg_fp_exact_begin.h"   /* no FMA contraction: NumPy's rounding */
     typedef void (*fg_xent_loop_t)(char**, npy_intp*, npy_intp*, void*);
 
     /* NumPy's pairwise summation (loops_utils.h.src) over n contiguous elements, 0 + the sum as
@@ -179,7 +179,7 @@ cdef extern from *:
     FG_SOFTMAX(fg_softmax_d, double, fg_softmax_parts_d)
     FG_LOG_SOFTMAX(fg_log_softmax_f, float, fg_softmax_parts_f)
     FG_LOG_SOFTMAX(fg_log_softmax_d, double, fg_softmax_parts_d)
-    #include "_fp_exact_end.h"
+    #include "fg_fp_exact_end.h"
     """
     ctypedef void (*fg_xent_loop_t)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
     int fg_xent_loss_f(const float*, const cnp.npy_int64*, cnp.npy_intp, cnp.npy_intp, float*,
@@ -291,8 +291,8 @@ def cross_entropy(object logits, object labels):
     module docstring).
 
     >>> import numpy as np
-    >>> from fastgraph import _softmax
-    >>> float(_softmax.cross_entropy(np.zeros((2, 4)), np.array([0, 3])))  # log(4)
+    >>> from fastgraph.kernels import softmax
+    >>> float(softmax.cross_entropy(np.zeros((2, 4)), np.array([0, 3])))  # log(4)
     1.3862943611198906
     """
     cdef cnp.npy_intp N, C
@@ -392,8 +392,8 @@ def cross_entropy_grad(object g, object logits, object labels):
     where the loops do not apply (see the module docstring; ``g`` must be a real scalar).
 
     >>> import numpy as np
-    >>> from fastgraph import _softmax
-    >>> _softmax.cross_entropy_grad(1.0, np.zeros((1, 4)), np.array([1]))
+    >>> from fastgraph.kernels import softmax
+    >>> softmax.cross_entropy_grad(1.0, np.zeros((1, 4)), np.array([1]))
     array([[ 0.25, -0.75,  0.25,  0.25]])
     """
     return _xent_grad(g, logits, labels, False)
@@ -405,8 +405,8 @@ def cross_entropy_and_grad(object g, object logits, object labels):
     once); ``None`` where the loops do not apply to both.
 
     >>> import numpy as np
-    >>> from fastgraph import _softmax
-    >>> loss, grad = _softmax.cross_entropy_and_grad(1.0, np.zeros((1, 4)), np.array([1]))
+    >>> from fastgraph.kernels import softmax
+    >>> loss, grad = softmax.cross_entropy_and_grad(1.0, np.zeros((1, 4)), np.array([1]))
     >>> float(loss), grad.tolist()
     (1.3862943611198906, [[0.25, -0.75, 0.25, 0.25]])
     """
@@ -447,8 +447,8 @@ def softmax(object x, object axis=-1):
     ``x``'s shape and dtype, or ``None`` where the loops do not apply (see the module docstring).
 
     >>> import numpy as np
-    >>> from fastgraph import _softmax
-    >>> _softmax.softmax(np.zeros((1, 4)))
+    >>> from fastgraph.kernels import softmax
+    >>> softmax.softmax(np.zeros((1, 4)))
     array([[0.25, 0.25, 0.25, 0.25]])
     """
     return _along_rows(x, axis, fg_softmax_f, fg_softmax_d)
@@ -459,8 +459,8 @@ def log_softmax(object x, object axis=-1):
     ``x``'s shape and dtype, or ``None`` where the loops do not apply (see the module docstring).
 
     >>> import numpy as np
-    >>> from fastgraph import _softmax
-    >>> float(_softmax.log_softmax(np.zeros(4))[0])  # -log(4)
+    >>> from fastgraph.kernels import softmax
+    >>> float(softmax.log_softmax(np.zeros(4))[0])  # -log(4)
     -1.3862943611198906
     """
     return _along_rows(x, axis, fg_log_softmax_f, fg_log_softmax_d)

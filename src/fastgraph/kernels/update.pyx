@@ -18,13 +18,13 @@ from libc.string cimport memcpy
 
 cnp.import_array()
 
-from fastgraph._fenv cimport (
+from fastgraph.kernels.fenv cimport (
     fetestexcept, feclearexcept, FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID,
 )
 
 cdef extern from *:
     """
-    #include "_fp_exact_begin.h"   /* no FMA contraction: NumPy's rounding */
+    #include "fg_fp_exact_begin.h"   /* no FMA contraction: NumPy's rounding */
     /* Elements per block: small enough that the buffer stays in L1. */
     #define FG_UPD_BLOCK 1024
     #define FG_SUB_SCALED(NAME, T) \
@@ -34,7 +34,7 @@ cdef extern from *:
     }
     FG_SUB_SCALED(fg_sub_scaled_f, float)
     FG_SUB_SCALED(fg_sub_scaled_d, double)
-    #include "_fp_exact_end.h"
+    #include "fg_fp_exact_end.h"
     """
     const Py_ssize_t BLOCK "FG_UPD_BLOCK"
     void fg_sub_scaled_f(float*, const float*, float, Py_ssize_t, Py_ssize_t, float*) noexcept nogil

@@ -1,0 +1,156 @@
+/* fastgraph's own transcendentals, one element at a time: branch-free, so that the C compiler
+ * vectorises the block loops made of them (fg_vm_loops.h), in every instruction set's copy.
+ *
+ *   fg_exp_P, fg_expm1_P, fg_tanh_P, fg_sigmoid_P   P = d (double) or f (float), one algorithm
+ *                                                   (fg_math_scalar_generic.h) with each
+ *                                                   precision's constants and polynomials here
+ *   fg_log_d, fg_log1p_d                            double; the float versions compute in double
+ *
+ * Included by fg_vm.h inside its no-trapping-math region (see there). */
+#ifndef FG_MATH_SCALAR_H
+#define FG_MATH_SCALAR_H
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+typedef double fg_real_d;
+typedef float fg_real_f;
+typedef uint64_t fg_bits_d;
+typedef uint32_t fg_bits_f;
+
+static inline double fg__from_bits_d(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
+static inline uint64_t fg__bits_d(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+static inline float fg__from_bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t fg__bits_f(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+#define FG_SIGN_d 0x8000000000000000ULL
+#define FG_SIGN_f 0x80000000u
+#define FG_FABS_d fabs
+#define FG_FABS_f fabsf
+
+/* ---- range reduction: x = k ln2 + r, |r| <= ln2/2 ----
+ * Adding MAGIC (1.5 * 2^52, 1.5 * 2^23) rounds to an integer k, left in MAGIC's low bits
+ * (km = k + MAGIC), from which fg__pow2_P builds 2^k in the exponent field; ln2 in two parts. */
+#define FG_MAGIC_d 6755399441055744.0
+#define FG_MAGIC_f 12582912.0f
+#define FG_LOG2E_d 1.4426950408889634
+#define FG_LOG2E_f 1.44269504088896341f
+#define FG_LN2HI_d 6.93147180369123816490e-01
+#define FG_LN2HI_f 0.693359375f
+#define FG_LN2LO_d 1.90821492927058770002e-10
+#define FG_LN2LO_f -2.12194440e-4f
+/* 2^k from km = k + MAGIC, for k in the exponent range */
+static inline double fg__pow2_d(double km) { return fg__from_bits_d((fg__bits_d(km) + 1023u) << 52); }
+static inline float fg__pow2_f(float km) { return fg__from_bits_f((fg__bits_f(km) + 127u) << 23); }
+
+/* ---- exp and expm1 ----
+ * exp(x) = 2^k exp(r), 2^k applied in two halves so that results down to the smallest subnormal
+ * are right; the clamp [LO, HI] keeps k in range, OVER/UNDER are where exp overflows/underflows
+ * to inf/0.  expm1 takes exp(r) - 1 = r + r^2 P(r) itself when 2^k - 1 is exact (x <= BIG). */
+#define FG_EXP_LO_d -746.0
+#define FG_EXP_LO_f -104.0f
+#define FG_EXP_HI_d 710.0
+#define FG_EXP_HI_f 89.0f
+#define FG_EXP_OVER_d 709.782712893384
+#define FG_EXP_OVER_f 88.72283935546875f
+#define FG_EXP_UNDER_d -745.1332191019412
+#define FG_EXP_UNDER_f -103.972084045410f
+#define FG_EXPM1_BIG_d 40.0             /* 2^k - 1 exact for k <= 53 */
+#define FG_EXPM1_BIG_f 16.0f            /* ... and k <= 24 */
+/* P of degree 9: a near-minimax Chebyshev fit (mpmath.chebyfit, 40 digits) with 1.4e-18
+   absolute error in P, so expm1(r) is accurate to rounding (max 1.3e-16 relative in double).
+   Estrin form: short dependency chains. */
+static inline double fg__expm1_poly_d(double r) {
+    double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    double a = 0.5000000000000001 + r * 0.16666666666666669;
+    double b = 0.041666666666624164 + r * 0.008333333333330065;
+    double c = 0.0013888888917196719 + r * 0.00019841269863040545;
+    double d = 2.4801521322368692e-05 + r * 2.7557268480310024e-06;
+    double e = 2.7620075879983367e-07 + r * 2.5100375832561234e-08;
+    double p = (a + r2 * b) + r4 * (c + r2 * d) + r8 * e;
+    return r + r2 * p;
+}
+/* P of degree 4 (Chebyshev fit): 7.5e-8 relative */
+static inline float fg__expm1_poly_f(float r) {
+    float r2 = r * r;
+    float a = 0.5f + r * 0.16666577756404877f;
+    float b = 0.041666556149721146f + r * 0.008363173343241215f;
+    float p = a + r2 * b + (r2 * r2) * 0.0013926175888627768f;
+    return r + r2 * p;
+}
+
+/* ---- tanh and sigmoid: exp(r) = N / D in fdlibm's rational form ----
+ * D = 2 - c, N = D + 2r, c = r - r^2 P(r^2) (P of degree 4 in r^2 for double, error < 2^-59;
+ * degree 1 for float, fdlibm's expf coefficients).  Half the multiply-adds of the polynomial
+ * above, at the price of a division: a win where a division is needed anyway. */
+#define FG__EXP_P1 1.66666666666666019037e-01
+#define FG__EXP_P2 -2.77777777770155933842e-03
+#define FG__EXP_P3 6.61375632143793436117e-05
+#define FG__EXP_P4 -1.65339022054652515390e-06
+#define FG__EXP_P5 4.13813679705723846039e-08
+static inline double fg__exp_den_d(double r) {
+    double t = r * r, t2 = t * t;
+    double p = (FG__EXP_P1 + t * FG__EXP_P2)
+               + t2 * ((FG__EXP_P3 + t * FG__EXP_P4) + t2 * FG__EXP_P5);
+    return 2.0 - (r - t * p);
+}
+static inline float fg__exp_den_f(float r) {
+    float t = r * r;
+    return 2.0f - (r - t * (1.6666625440e-1f + t * -2.7667332906e-3f));
+}
+/* tanh(|x|) for 2|x| >= CLAMP rounds to 1 */
+#define FG_TANH_CLAMP_d 40.0
+#define FG_TANH_CLAMP_f 20.0f
+/* sigmoid forms S N as 2^(k+SHIFT) N, a normal number for every k down to the clamp, and scales
+   the quotient back by UNSHIFT = 2^-SHIFT, so that subnormal results are rounded once */
+#define FG_SIGMOID_SHIFT_d 54.0
+#define FG_SIGMOID_SHIFT_f 26.0f
+#define FG_SIGMOID_UNSHIFT_d 5.551115123125783e-17
+#define FG_SIGMOID_UNSHIFT_f 1.4901161193847656e-08f
+
+#define FG__CAT(a, b) a##b
+#define FG__XCAT(a, b) FG__CAT(a, b)
+#define FG_P d
+#include "fg_math_scalar_generic.h"
+#undef FG_P
+#define FG_P f
+#include "fg_math_scalar_generic.h"
+#undef FG_P
+
+/* ---- log and log1p (double) ----
+ * log: fdlibm's algorithm, branch-free: x = 2^k m, m in [sqrt(2)/2, sqrt(2)), f = m - 1,
+ * s = f / (2 + f), log(m) = f - s (f - R(s^2)) with fdlibm's degree-14 minimax R.  The exponent
+ * becomes a double through the 2^52 trick (no int64->double needed).  1 ulp. */
+static inline double fg_log_d(double x) {
+    int sub = x < 2.2250738585072014e-308;          /* subnormal (or <= 0): scale by 2^54 */
+    double xs = sub ? x * 18014398509481984.0 : x;
+    uint64_t bits = fg__bits_d(xs);
+    double eb = fg__from_bits_d((bits >> 52) | 0x4330000000000000ULL) - 4503599627370496.0;
+    double m = fg__from_bits_d((bits & 0x000FFFFFFFFFFFFFULL) | 0x3FF0000000000000ULL);
+    int big = m > 1.4142135623730951;
+    m = big ? m * 0.5 : m;
+    double k = eb - 1023.0 + (big ? 1.0 : 0.0) - (sub ? 54.0 : 0.0);
+    double f = m - 1.0;
+    double s = f / (2.0 + f), z = s * s, w = z * z;
+    double t1 = w * (3.999999999940941908e-01 + w * (2.222219843214978396e-01
+                + w * 1.531383769920937332e-01));
+    double t2 = z * (6.666666666666735130e-01 + w * (2.857142874366239149e-01
+                + w * (1.818357216161805012e-01 + w * 1.479819860511658591e-01)));
+    double R = t2 + t1, hfsq = 0.5 * f * f;
+    double y = k * FG_LN2HI_d - ((hfsq - (s * (hfsq + R) + k * FG_LN2LO_d)) - f);
+    y = x == INFINITY ? x : y;
+    y = x == 0.0 ? -INFINITY : y;
+    y = x < 0.0 ? NAN : y;
+    return x != x ? x : y;
+}
+/* log1p(x) = log(u) + (x - (u - 1)) / u with u = 1 + x (corrects the rounding of 1 + x) */
+static inline double fg_log1p_d(double x) {
+    double u = 1.0 + x;
+    double c = (x - (u - 1.0)) / u;
+    c = (u == 0.0 || u == INFINITY) ? 0.0 : c;
+    double y = fg_log_d(u) + c;
+    return u == 1.0 ? x : y;                     /* |x| < eps/2: log1p(x) = x */
+}
+static inline float fg_log_f(float x) { return (float)fg_log_d((double)x); }
+static inline float fg_log1p_f(float x) { return (float)fg_log1p_d((double)x); }
+
+#endif
