@@ -257,7 +257,7 @@ def test_num_threads_must_be_an_integer(nt):
 
 
 def test_input_index_is_bounded():
-    from fastgraph.fused.kernel import MAX_INPUTS
+    from fastgraph.fused.compiler import MAX_INPUTS
     with pytest.raises(ValueError, match="MAX_INPUTS"):
         Expr.input(10 ** 9)
     with pytest.raises(ValueError):

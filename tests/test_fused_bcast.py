@@ -169,7 +169,7 @@ def test_numpy_scalar_of_another_dtype_still_promotes():
 
 def test_training_step_with_a_scalar_feed_runs_its_updates_on_the_c_path(monkeypatch):
     """TF1 style: a placeholder learning-rate scale, one update kernel per variable."""
-    from fastgraph.fused import kernel as K
+    from fastgraph.fused import runtime as K
     g = fg.Graph()
     with g.as_default():
         scale = fg.placeholder(fg.float64, ())

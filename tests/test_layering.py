@@ -148,7 +148,7 @@ def test_every_layer_imports_only_layers_below_it():
 
 @pytest.mark.parametrize("module, layer", [
     ("fastgraph.kernels.elementwise", "kernels"), ("fastgraph.kernels.vm", "kernels"), ("fastgraph._numpy_blas", "kernels"),
-    ("fastgraph._core.dispatch", "core"), ("fastgraph.fused.kernel", "fused"),
+    ("fastgraph._core.dispatch", "core"), ("fastgraph.fused.compiler", "fused"),
     ("fastgraph.ops.shape", "ops"), ("fastgraph.eager.tape", "eager"),
     ("fastgraph.static.node", "static"), ("fastgraph.bridge", "bridge"),
     ("fastgraph", "front-end"), ("fastgraph.numpy", "front-end"), ("fastgraph.cli.info", "front-end"),

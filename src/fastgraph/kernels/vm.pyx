@@ -812,7 +812,7 @@ cdef inline bint _one_pass(int k, int mode) noexcept:
 
 
 cdef class Program:
-    """A register program ready for the VM (built by :mod:`fastgraph.fused.kernel`).
+    """A register program ready for the VM (built by :mod:`fastgraph.fused.compiler`).
 
     ``code`` is an ``(ninstr, 6)`` int array of rows ``(opcode, mode, dst, a, b, c)`` with table
     opcode numbers, ``mode`` 0 = C/libm, 1 = vec, 2 = NumPy inner loop, and register numbers
@@ -1403,7 +1403,7 @@ cdef class Program:
     def run(self, bint f64, list inputs, in_strides, list outputs, out_strides, shape,
             Py_ssize_t red_len, out_red, out_defer, int nthreads, Py_ssize_t block,
             Py_ssize_t threshold, Py_ssize_t stream_min=-1):
-        """Run on validated operands (see :class:`fastgraph.fused.kernel.FusedKernel`).
+        """Run on validated operands (see :class:`fastgraph.fused.runtime.FusedKernel`).
 
         ``inputs``/``outputs`` are ndarrays of the kernel dtype; ``in_strides``/``out_strides``
         ``(n, nd)`` int64 element strides in the (collapsed) iteration space ``shape``;

@@ -114,7 +114,7 @@ def _compute_dtype(p, vm):
 def _weak_feed(q) -> bool:
     """A feed of a weak placeholder: a Python scalar argument of ``fg.function``, fed as it is
     (NumPy casts it to the other operands' dtype; a kernel does the same, see
-    ``fused.kernel._weak_scalars``).  Lowering gives feeds no ``weak`` flag of their own."""
+    ``fused.runtime._weak_scalars``).  Lowering gives feeds no ``weak`` flag of their own."""
     return q.kind == "feed" and q.node is not None and q.node.weak and \
         q.node.kind == "placeholder"
 
@@ -133,7 +133,7 @@ def _root(q):
 def _power_exponent_ok(q) -> bool:
     """Whether ``power(x, q)`` computes NumPy's bits in a kernel.  NumPy's float power loop
     special-cases an exponent of stride 0 (``sqrt`` for 0.5, ``x*x`` for 2, ``1/x`` for -1:
-    ``_POWER_FAST`` in ``fused/kernel.py``), which a plan's ``np.power`` step sees for any
+    ``_POWER_FAST`` in ``fused/compiler.py``), which a plan's ``np.power`` step sees for any
     exponent of one element, or broadcast from one.  A constant exponent is fine (the compiler
     rewrites the special values, see ``_power_exponent``); a computed or fed one of a single
     element is not (its value is known only at run time, and the VM calls the loop with
