@@ -150,16 +150,21 @@ def _blas(machine: dict[str, Any]) -> str:
 
 
 def _load(payload: dict[str, Any]) -> str:
-    """The load the run recorded, in whatever field the bench command gives it."""
+    """The load averages the run recorded (1, 5, 15 minutes), under whatever keys hold "load"."""
     machine = payload.get("machine") or {}
+    found = []
     for source in (payload, machine):
         for key, value in source.items():
-            if "load" in key.lower() and isinstance(value, (int, float)):
-                return f"load average {value:.1f}"
-            if "load" in key.lower() and isinstance(value, (list, tuple)) and value and all(
-                    isinstance(v, (int, float)) for v in value):
-                return "load average " + " / ".join(f"{v:.1f}" for v in value)
-    return ""
+            if "load" not in key.lower():
+                continue
+            values = [value] if isinstance(value, (int, float)) else value
+            if not (isinstance(values, (list, tuple)) and values
+                    and all(isinstance(v, (int, float)) for v in values)):
+                continue
+            when = " at the start" if key.endswith("start") else (
+                " at the end" if key.endswith("end") else "")
+            found.append(" / ".join(f"{v:.1f}" for v in values) + when)
+    return "load average " + ", ".join(found) if found else ""
 
 
 def machine_text(payload: dict[str, Any]) -> str:
@@ -223,11 +228,32 @@ NOISE = ("On a loaded 2-core VM, ratios move by up to ~30% between runs; compare
          "run, not numbers across machines.")
 
 
+def _overloaded(payload: dict[str, Any]) -> bool:
+    """Whether a 1-minute load average the run recorded exceeds the CPUs it could use."""
+    cpus = (payload.get("machine") or {}).get("cpus_usable") or 0
+    loads = [v for k, v in payload.items() if k.startswith("load_average")
+             and isinstance(v, list) and v and isinstance(v[0], (int, float))]
+    return bool(cpus) and any(v[0] > cpus for v in loads)
+
+
+OVERLOADED = ("Other jobs kept the machine busier than its CPU count during this run, so the rows "
+              "that need both cores (the MLP step, thread scaling, the memory floor) are the least "
+              "reliable.")
+
+
+def _caveats(payload: dict[str, Any]) -> str:
+    text = NOISE
+    if _overloaded(payload):
+        text += " " + OVERLOADED
+    return text
+
+
 def readme_block(payload: dict[str, Any]) -> str:
     """What the README holds between its bench-table markers."""
     text = machine_text(payload)
     if (payload.get("machine") or {}).get("cpus_usable", 99) <= 4:
-        text += " " + NOISE
+        text += (" On a loaded 2-core VM, ratios move by up to ~30% between runs"
+                 + (", more in a run as loaded as this one." if _overloaded(payload) else "."))
     return "\n".join([BEGIN, _wrap(text), "", headline_table(payload), END])
 
 
@@ -299,7 +325,7 @@ def page(payload: dict[str, Any], source: str) -> str:
         "\"fastest rounds\" is the same ratio from each one's fastest round. A target is the "
         "ratio a benchmark aims to stay at or under.",
         "",
-        _wrap(machine_text(payload) + " " + NOISE),
+        _wrap(machine_text(payload) + " " + _caveats(payload)),
     ]
     if missing:
         parts += ["", f"Peers not installed for this run: {', '.join(missing)}."]

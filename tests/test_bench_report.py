@@ -87,6 +87,18 @@ def test_recorded_load_is_named():
     loaded = json.loads(json.dumps(FIXTURE))
     loaded["machine"]["load_average"] = [3.04, 2.5, 2.0]
     assert report.machine_text(loaded).endswith("; load average 3.0 / 2.5 / 2.0.")
+    del loaded["machine"]["load_average"]
+    loaded["load_average_start"], loaded["load_average_end"] = [4.2, 4.0, 3.5], [1.0, 2.0, 3.0]
+    assert report.machine_text(loaded).endswith(
+        "; load average 4.2 / 4.0 / 3.5 at the start, 1.0 / 2.0 / 3.0 at the end.")
+
+
+def test_an_overloaded_run_says_which_rows_to_trust_least():
+    assert "as loaded as this one" not in report.readme_block(FIXTURE)
+    assert "least reliable" not in report.page(FIXTURE, "x.json")
+    loaded = dict(FIXTURE, load_average_start=[3.5, 3.0, 2.0], load_average_end=[1.0, 1.0, 1.0])
+    assert "as loaded as this one" in report.readme_block(loaded)
+    assert "least reliable" in report.page(loaded, "x.json")
 
 
 def test_page_holds_tables_floor_missing_peers_and_source():
