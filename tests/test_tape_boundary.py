@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import fastgraph as fg
+from fastgraph._core import G, Kernel, Slot, X1
 from fastgraph._core import dispatch as _dispatch
 from fastgraph.eager import tape as _tape
 from fastgraph.eager.autograd import _ENGINE
@@ -51,11 +52,11 @@ def _more_args_than_vjps():
 
 
 def _eager_vjp_naming_a_missing_input():
-    fg.multiply.op.set_eager_vjps([(fg.multiply.op, "g", 5), None])
+    fg.multiply.op.set_eager_vjps([Kernel(fg.multiply.op, G, Slot(2 + 5)), None])
 
 
 def _eager_vjps_too_few():
-    fg.multiply.op.set_eager_vjps([(fg.multiply.op, "g", 1)])
+    fg.multiply.op.set_eager_vjps([Kernel(fg.multiply.op, G, X1)])
 
 
 def _set_eager_vjps():

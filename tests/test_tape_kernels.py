@@ -9,6 +9,7 @@ import pytest
 import fastgraph as fg
 from fastgraph.kernels import elementwise as _kernels
 from fastgraph import ops as F
+from fastgraph._core import G, Kernel, X1
 
 KERNEL_OPS = sorted(name for name, op in F.REGISTRY.items() if op.has_kernel)
 VJP_OPS = sorted(name for name, op in F.REGISTRY.items()
@@ -238,11 +239,11 @@ def test_sum_to_like_rejects_shapes_that_do_not_broadcast():
 
 def test_eager_vjp_recipes_are_checked():
     with pytest.raises(ValueError, match="kernel"):
-        F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["sigmoid"], "g"), None])
+        F.REGISTRY["add"].set_eager_vjps([Kernel(F.REGISTRY["sigmoid"], G), None])
     with pytest.raises(ValueError, match="2-D"):
-        F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["multiply"], "g", "1.T"), None])
+        F.REGISTRY["add"].set_eager_vjps([Kernel(F.REGISTRY["multiply"], G, X1.T), None])
     with pytest.raises(ValueError, match="two 2-D"):
-        F.REGISTRY["add"].set_eager_vjps([(F.REGISTRY["matmul"], "g"), None])
+        F.REGISTRY["add"].set_eager_vjps([Kernel(F.REGISTRY["matmul"], G), None])
     with pytest.raises(ValueError, match="built-in kernel"):
         F.REGISTRY["add"].set_kernel("no_such_loop")
 

@@ -11,20 +11,10 @@ from ._version import __version__
 from ._core.config import get_num_threads, set_num_threads
 from . import utils
 
-# the vocabulary of operations (one registry serves eager, static and the bridge)
-from .ops import (abs, add, arctan, broadcast_to, ceil, clip, concatenate, cos, cosh,
-                  cross_entropy, divide, dot, einsum, equal, erf, exp, expand_dims, expm1, floor,
-                  floor_divide, greater, greater_equal, less, less_equal, log, log1p,
-                  log_softmax, logical_and, logical_not, logical_or, logsumexp, matmul, max,
-                  maximum, mean, min, minimum, multiply, negative, not_equal, outer, power, prod,
-                  ravel, reciprocal, relu, reshape, sigmoid, sign, sin, sinh, softmax, softplus,
-                  split, sqrt, square, squeeze, stack, std, subtract, sum, swapaxes, tan, tanh,
-                  transpose, var, where, astype, isfinite)
-from .ops import (log10, log2, exp2, arcsin, arccos, arcsinh, arccosh, arctanh, deg2rad, rad2deg,
-                  logaddexp, hypot, remainder, mod, cumsum, diff, flip, roll, moveaxis, repeat,
-                  tile, atleast_1d, atleast_2d, atleast_3d, hstack, vstack, dstack,
-                  column_stack, diagonal, diag, trace, triu, tril, tensordot, rint, trunc,
-                  round, around)
+# the vocabulary of operations, by the names their declarations export to ``fastgraph`` (one
+# registry serves eager, static and the bridge)
+from . import ops as _ops
+globals().update(_ops.namespace("fastgraph"))
 from . import linalg, scipy, random, autograd, optim
 
 # eager mode

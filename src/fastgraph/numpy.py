@@ -17,13 +17,15 @@ import sys as _sys
 import numpy as _np
 
 from . import ops as _ops
+from ._core import namespace as _namespace
 from ._core import holds_graph_value as _holds_graph_value
 from .eager.numpy_protocols import numpy_call_to_fastgraph as _to_fastgraph
 from . import linalg  # noqa: F401
 from .static.node import NODE_TYPES as _NODE_TYPES
 
-__all__ = list(_ops.PUBLIC) + ["absolute", "amax", "amin", "true_divide", "radians", "degrees",
-                               "linalg"]
+#: the declarations exported to ``fastgraph.numpy`` (NumPy's names, aliases included)
+_VOCABULARY = _namespace("numpy")
+__all__ = list(_VOCABULARY) + ["linalg", "array", "asarray"]
 
 
 #: whether any of a tuple of values (or an item of a list, tuple or object array among them) is a
@@ -63,13 +65,9 @@ def _export(name: str, fg_fn) -> None:
     globals()[name] = fg_fn if not callable(np_fn) else _numpy_for_plain_values(fg_fn, np_fn)
 
 
-# only the public vocabulary: ``fastgraph.ops`` also holds helpers and its submodules, whose
+# only the declared vocabulary: ``fastgraph.ops`` also holds helpers and its submodules, whose
 # names (``shape``, ``identity``) mean something else to NumPy
-for _name in _ops.PUBLIC:
-    _export(_name, getattr(_ops, _name))
-for _name, _fn in (("absolute", _ops.abs), ("amax", _ops.max), ("amin", _ops.min),
-                   ("true_divide", _ops.divide), ("radians", _ops.deg2rad),
-                   ("degrees", _ops.rad2deg)):
+for _name, _fn in _VOCABULARY.items():
     _export(_name, _fn)
 del _name, _fn
 
@@ -117,8 +115,6 @@ def _stacked(seq):
     return _ops.stack(list(seq))
 
 
-_export("copy", _ops.copy)
-__all__ += ["array", "asarray", "copy"]
 
 
 # ``import fastgraph.numpy.random as npr`` (autograd's ``import autograd.numpy.random as npr``),

@@ -4,20 +4,41 @@ from fastgraph.kernels.elementwise cimport ew_kernel
 
 
 cdef class OpDef:
+    # what it computes
     cdef public str name
     cdef public object forward
     cdef public object vjps
     cdef public object shape
     cdef public bint elementwise
-    cdef public object opcode
     cdef public bint differentiable
     cdef public bint variadic
+    # eager fast paths
     cdef public object operator
     cdef public object scalar_math
-    # compiled VJPs for plain-array backward passes (see set_eager_vjps)
-    cdef readonly tuple eager_vjps
-    # the op's compiled elementwise kernel on small float arrays (see set_kernel)
-    cdef ew_kernel kernel
+    cdef readonly tuple eager_vjps     # compiled VJPs for plain-array backward passes
+    cdef ew_kernel kernel              # compiled elementwise kernel on small float arrays
+    # facts the static passes ask (see the class docstring)
+    cdef readonly object opcode
+    cdef readonly bint cheap
+    cdef readonly bint fuse_alone
+    cdef readonly object compares
+    cdef readonly bint broadcasting
+    cdef readonly object reduction
+    cdef readonly bint unbroadcast
+    cdef readonly object stride0_operand
+    cdef readonly object blas
+    cdef readonly tuple shape_only
+    cdef readonly object right_identity
+    cdef readonly object left_identity
+    cdef readonly bint noop_same_shape
+    cdef readonly bint involution
+    cdef readonly object permutation
+    cdef readonly bint distinct
+    cdef readonly bint same_positives
+    cdef readonly bint one_hot
+    cdef readonly object computed_with
+    # the public face: function, namespaces, method and operator forms, NumPy routing
+    cdef public object api
 
 
 # The eager engine's recorder: ``record(op, args, attrs)`` for arguments holding an instance of

@@ -23,20 +23,127 @@ cdef object _ndarray = np.ndarray
 
 
 @cython.final
+cdef class Slot:
+    """A value of the backward pass that a compiled VJP reads: :data:`G` (the output's
+    gradient), :data:`ANS` (the output), :data:`X0`, :data:`X1`, ... (the inputs); ``.T`` is its
+    transpose (a view; for 2-D recipes only)."""
+    cdef readonly int code     # 0: g, 1: ans, 2 + i: input i; ~code: the transpose
+
+    def __init__(self, int code):
+        self.code = code
+
+    @property
+    def T(self):
+        if self.code < 0:
+            raise ValueError(f"{self!r} is a transpose already")
+        return Slot(~self.code)
+
+    def __repr__(self):
+        c = ~self.code if self.code < 0 else self.code
+        name = "G" if c == 0 else "ANS" if c == 1 else f"X{c - 2}"
+        return name + (".T" if self.code < 0 else "")
+
+    def __eq__(self, other):
+        return type(other) is Slot and (<Slot>other).code == self.code
+
+    def __hash__(self):
+        return self.code
+
+
+G, ANS = Slot(0), Slot(1)
+X0, X1, X2, X3 = Slot(2), Slot(3), Slot(4), Slot(5)
+
+
+class Kernel:
+    """A compiled VJP: ``op``'s kernel applied to the values ``args`` (:class:`Slot` values).
+
+    ``op`` is an :class:`OpDef` (or, in a declaration, the name of one declared before, or of the
+    op being declared).  An op with an elementwise kernel runs it on the slots (as many as its
+    kernel's inputs); an op without one (``matmul``) makes a *2-D recipe*: its ``forward`` on two
+    slots when both are 2-D ndarrays.
+
+        >>> Kernel("multiply", G, X1)          # multiply's VJP for x: g * y
+    """
+    __slots__ = ("op", "args")
+
+    def __init__(self, op, *args):
+        self.op, self.args = op, args
+
+    def __repr__(self):
+        return f"Kernel({getattr(self.op, 'name', self.op)!r}, {', '.join(map(repr, self.args))})"
+
+
+@cython.final
 cdef class OpDef:
-    """One operation, as declared in ``fastgraph.ops`` (made by ``_core.registry.defop``).
+    """One operation, as declared in ``fastgraph.ops`` (made by ``_core.registry.defop``): every
+    fact about it that an engine, a pass or a namespace needs is one of these fields.
 
     Compiled so that the dispatcher, the recorder and the walker read its fields directly.
-    ``operator`` (binary ops) is the Python operator with the same NumPy semantics, and
-    ``scalar_math`` (unary ops) a ``math`` function: the recorder uses them when an operand is a
-    NumPy value, because NumPy scalars then take their fast scalar path (~10x cheaper than a
-    ufunc call on 0-d data).
+
+    What it computes:
+        ``name``; ``forward(*arrays, **attrs)``, NumPy's computation; ``vjps``, one rule per
+        input, ``vjp(g, ans, *inputs, **attrs)`` written with fastgraph ops (``None``: no
+        gradient flows to that input; ``ZERO``: its gradient is identically zero); ``shape``,
+        the static shape rule ``shape(shapes, **attrs)``; ``elementwise``; ``variadic`` (the
+        inputs are one sequence); ``differentiable`` (False: results never require grad).
+
+    Eager fast paths (identical results):
+        ``operator``, the Python operator with this op's semantics on NumPy values (used when an
+        operand is a NumPy scalar, and by plans for 0-d steps); ``scalar_math``, a ``math``
+        function for float64 scalars; ``kernel`` (see :meth:`set_kernel`) and ``eager_vjps``
+        (see :meth:`set_eager_vjps`).
+
+    For the static passes:
+        ``opcode``, the fused VM's opcode (None: not fusable); ``cheap`` (cheap to recompute,
+        an add-like op); ``fuse_alone`` (a kernel of this op alone beats NumPy's ufunc);
+        ``compares`` (``"lt"``, ``"le"``, ``"gt"``, ``"ge"``, ``"eq"``, ``"ne"``: a comparison,
+        boolean, computed in its operands' dtype);
+        ``broadcasting`` (the value is input 0 broadcast: free inside a kernel); ``reduction``
+        (``"sum"``, ``"mean"``, ``"max"``, ``"min"`` over the ``axis``/``keepdims``
+        attributes); ``unbroadcast`` (sums input 0 down to input 1's shape); ``stride0_operand``
+        (the input whose one-element value NumPy's loop special-cases: ``power``'s exponent);
+        ``blas`` (``"product"``: a matrix product, threaded by BLAS past a size; ``"lapack"``);
+        ``shape_only`` (inputs read for their shape and dtype only); ``right_identity`` /
+        ``left_identity`` (a constant that leaves the other operand unchanged, ``-0.0`` for
+        addition); ``noop_same_shape`` (the result is the input when shape and dtype do not
+        change); ``involution`` (applied twice it is the identity); ``permutation``
+        (``permutation(ndim, **attrs)``: the axes it reorders, for transposes);
+        ``distinct`` (every application is a new graph node: never merged);
+        ``same_positives`` (the result is positive exactly where the input is: ``relu``);
+        ``one_hot`` (zeros shaped like input 1, input 0's value once per row);
+        ``computed_with`` (``(op, fn)``: a step of this op whose first input is a constant and
+        a step of ``op`` on its other inputs are computed together by ``fn``).
+
+    Its public face (function, namespaces, method and operator forms, NumPy routing) is ``api``.
     """
-    def __init__(self, name, forward, vjps, shape, elementwise, opcode, differentiable,
-                 variadic, operator=None, scalar_math=None):
-        self.name, self.forward, self.vjps, self.shape = name, forward, tuple(vjps), shape
-        self.elementwise, self.opcode, self.differentiable = elementwise, opcode, differentiable
-        self.variadic, self.operator, self.scalar_math = variadic, operator, scalar_math
+    def __init__(self, name, forward=None, vjps=(), *, shape=None, bint elementwise=False,
+                 bint differentiable=True, bint variadic=False, operator=None,
+                 scalar_math=None, opcode=None, bint cheap=False, bint fuse_alone=False,
+                 compares=None, bint broadcasting=False, reduction=None,
+                 bint unbroadcast=False, stride0_operand=None, blas=None, shape_only=(),
+                 right_identity=None, left_identity=None, bint noop_same_shape=False,
+                 bint involution=False, permutation=None, bint distinct=False,
+                 bint same_positives=False, bint one_hot=False, computed_with=None):
+        if reduction not in (None, "sum", "mean", "max", "min"):
+            raise ValueError(f"{name}: unknown reduction {reduction!r}")
+        if compares not in (None, "lt", "le", "gt", "ge", "eq", "ne"):
+            raise ValueError(f"{name}: compares must be None or one of lt le gt ge eq ne, not "
+                             f"{compares!r}")
+        if blas not in (None, "product", "lapack"):
+            raise ValueError(f"{name}: blas must be None, 'product' or 'lapack', not {blas!r}")
+        # (a tuple subclass stays itself: a variadic op's rules, made on demand)
+        vjps = vjps if isinstance(vjps, tuple) else tuple(vjps)
+        self.name, self.forward, self.vjps, self.shape = name, forward, vjps, shape
+        self.elementwise, self.differentiable, self.variadic = elementwise, differentiable, variadic
+        self.operator, self.scalar_math, self.opcode = operator, scalar_math, opcode
+        self.cheap, self.fuse_alone, self.compares = cheap, fuse_alone, compares
+        self.broadcasting, self.reduction, self.unbroadcast = broadcasting, reduction, unbroadcast
+        self.stride0_operand, self.blas, self.shape_only = stride0_operand, blas, tuple(shape_only)
+        self.right_identity, self.left_identity = right_identity, left_identity
+        self.noop_same_shape, self.involution, self.permutation = (noop_same_shape, involution,
+                                                                   permutation)
+        self.distinct, self.same_positives, self.one_hot = distinct, same_positives, one_hot
+        self.computed_with = computed_with
 
     def __repr__(self):
         return f"OpDef({self.name!r})"
@@ -60,49 +167,51 @@ cdef class OpDef:
     def set_eager_vjps(self, recipes):
         """Compiled VJPs for plain-array backward passes (``create_graph=False``).
 
-        One entry per input: ``None`` (call the VJP rule), ``"g"`` (the gradient passes
-        through unchanged) or ``(kernel_op, slot, ...)``: ``kernel_op``'s kernel applied to the
-        named values, each slot one of ``"g"``, ``"ans"``, ``0``, ``1``, ... (the inputs).  It
-        must compute what the rule computes; where the kernel does not apply (broadcasting,
-        other dtypes, scalars) the rule runs instead.
+        One entry per input: ``None`` (call the VJP rule), :data:`G` (the gradient passes
+        through unchanged) or a :class:`Kernel` of an :class:`OpDef` and :class:`Slot` values.  It
+        must compute what the rule computes (tests check each against its rule); where the
+        kernel does not apply (broadcasting, other dtypes) the rule runs instead.  The rule's
+        Python frames, and those of the ops it calls, are what it saves.
 
-        A ``kernel_op`` without an elementwise kernel (``matmul``) makes a *2-D recipe*: its
-        ``forward`` is called on the named values when every one is a 2-D ndarray, else the rule
-        runs; a slot may then name a transpose, ``"g.T"``, ``"0.T"``, ... (a view, as ``.T``
-        gives).  The rule's Python frames, and those of the ops it calls, are what it saves."""
-        out = []
+            >>> multiply.set_eager_vjps([Kernel(multiply, G, X1), Kernel(multiply, G, X0)])
+        """
+        cdef int n_inputs = len(self.vjps) if type(self.vjps) is tuple else -1
+        cdef list out = []
+        cdef tuple slots
         for r in recipes:
             if r is None:
                 out.append(None)
-            elif r == "g":
-                out.append((None, 0))
-            else:
-                k, *slots = r
-                two_d = not (<OpDef?>k).kernel.nin
+            elif type(r) is Slot and (<Slot>r).code == 0:
+                out.append((None, 0))     # G: the gradient passes through
+            elif isinstance(r, Kernel):
+                k = r.op
+                if type(k) is not OpDef:
+                    raise TypeError(f"{self.name}: eager VJP {r!r} needs an OpDef, not "
+                                    f"{type(k).__name__}")
+                slots = tuple(r.args)
+                two_d = not (<OpDef>k).kernel.nin
                 if two_d and len(slots) != 2 or not two_d and len(slots) != (<OpDef>k).kernel.nin:
                     raise ValueError(f"{self.name}: eager VJP {r!r} needs {k.name}'s kernel "
                                      f"with {len(slots)} inputs, or two 2-D operands")
                 codes = []
                 for v in slots:
-                    v = str(v)
-                    t = v.endswith(".T")
-                    if t and not two_d:
+                    if type(v) is not Slot:
+                        raise TypeError(f"{self.name}: eager VJP {r!r}: {v!r} is not a Slot "
+                                        f"(G, ANS, X0, X1, ...)")
+                    c = (<Slot>v).code
+                    if c < 0 and not two_d:
                         raise ValueError(f"{self.name}: eager VJP {r!r}: transposes are for "
                                          f"2-D recipes only")
-                    v = v[:len(v) - 2] if t else v
-                    c = 0 if v == "g" else 1 if v == "ans" else 2 + int(v)
-                    codes.append(~c if t else c)  # negative: the value's transpose
-                if type(self.vjps) is tuple and any(
-                        (~c if c < 0 else c) - 2 >= len(self.vjps) for c in codes):
-                    raise ValueError(f"{self.name}: eager VJP {r!r} names an input the op "
-                                     f"does not have")
+                    if n_inputs >= 0 and (~c if c < 0 else c) - 2 >= n_inputs:
+                        raise ValueError(f"{self.name}: eager VJP {r!r} names an input the op "
+                                         f"does not have")
+                    codes.append(c)   # negative: the value's transpose
                 out.append((k,) + tuple(codes))
-        if type(self.vjps) is tuple and len(out) != len(self.vjps):
-            raise ValueError(f"{self.name}: {len(out)} eager VJP(s) for {len(self.vjps)} "
-                             f"input(s)")
+            else:
+                raise TypeError(f"{self.name}: an eager VJP is None, G or a Kernel, not {r!r}")
+        if n_inputs >= 0 and len(out) != n_inputs:
+            raise ValueError(f"{self.name}: {len(out)} eager VJP(s) for {n_inputs} input(s)")
         self.eager_vjps = tuple(out)
-
-
 
 
 # ---- the engines, registered at import -----------------------------------------------------------

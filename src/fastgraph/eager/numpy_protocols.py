@@ -13,31 +13,15 @@ import inspect
 
 import numpy as np
 
-from .. import ops as F
+from .. import ops as F  # noqa: F401  (every declaration made before the tables are read)
+from .._core import numpy_routes
 from .tensor import Tensor
 from .._core.tree import find_leaf, map_structure
 from . import grad_mode as _gm
 
-# ufunc name -> fastgraph function (NumPy's names, with the few spellings that differ)
-UFUNCS = {name: getattr(F, name) for name in (
-    "add subtract multiply divide power negative exp expm1 log log1p sqrt square reciprocal sin "
-    "cos tan tanh sinh cosh arctan maximum minimum sign floor ceil floor_divide less less_equal "
-    "greater greater_equal equal not_equal logical_and logical_or logical_not isfinite matmul "
-    "log10 log2 exp2 arcsin arccos arcsinh arccosh arctanh deg2rad rad2deg logaddexp hypot "
-    "remainder rint trunc"
-).split()}
-UFUNCS.update({"absolute": F.abs, "true_divide": F.divide, "fabs": F.abs,
-               "radians": F.deg2rad, "degrees": F.rad2deg})
-
-FUNCTIONS = {getattr(np, name): getattr(F, name) for name in (
-    "sum mean prod max min var std reshape transpose swapaxes expand_dims squeeze broadcast_to "
-    "concatenate stack split ravel where clip dot outer einsum matmul abs "
-    "cumsum diff flip roll moveaxis repeat tile atleast_1d atleast_2d atleast_3d hstack vstack "
-    "dstack column_stack diagonal diag trace triu tril tensordot round around"
-).split()}
-FUNCTIONS.update({np.amax: F.max, np.amin: F.min, np.fix: F.trunc, np.linalg.inv: F.inv,
-                  np.linalg.solve: F.solve, np.linalg.det: F.det, np.linalg.slogdet: F.slogdet,
-                  np.linalg.norm: F.norm})
+#: NumPy's ufuncs by name and functions -> the fastgraph function each routes to, generated from
+#: the declarations (their ``numpy`` routing)
+UFUNCS, FUNCTIONS = numpy_routes()
 
 
 def _data(v):

@@ -250,18 +250,21 @@ cdef object _op_error = None
 cdef object _ADD = None, _SUB = None, _MUL = None, _DIV = None, _NEG = None
 
 
-def configure(tensor_cls, zero, sum_to_like, astype, op_error, registry):
-    """Wire the Python layer in (called once when ``fastgraph.eager.tensor`` is imported)."""
+def configure(tensor_cls, zero, sum_to_like, astype, op_error, operators):
+    """Wire the Python layer in (called once when ``fastgraph.eager.tensor`` is imported).
+    ``operators``: the op of each Python operator (``"__add__"``: the op ``add``), for the
+    compiled ones of ``TensorBase``."""
     global _Tensor, _ZERO, _sum_to_like, _astype, _op_error
     global _ADD, _SUB, _MUL, _DIV, _NEG
     # the recorder makes tensor_cls instances with tp_new and writes TensorBase fields
     if not (isinstance(tensor_cls, type) and issubclass(tensor_cls, TensorBase)):
         raise TypeError(f"configure: tensor_cls must be a TensorBase subclass, not "
                         f"{tensor_cls!r}")
-    ops = [registry[name] for name in ("add", "subtract", "multiply", "divide", "negative")]
+    ops = [operators[name] for name in ("__add__", "__sub__", "__mul__", "__truediv__",
+                                        "__neg__")]
     for o in ops:
         if type(o) is not OpDef:
-            raise TypeError(f"configure: registry entries must be OpDefs, not {type(o).__name__}")
+            raise TypeError(f"configure: operators must map to OpDefs, not {type(o).__name__}")
     _ADD, _SUB, _MUL, _DIV, _NEG = ops
     _Tensor = tensor_cls
     _ZERO = zero

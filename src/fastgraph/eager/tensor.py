@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import ops as F
+from .._core import operator_ops
 from .._core.errors import op_error
 from ..ops.methods import OpMethods
 from . import grad_mode as _gm
@@ -313,7 +314,7 @@ class Tensor(TensorBase, OpMethods):
         return NotImplemented
 
 
-_tape.configure(Tensor, F.ZERO, F.sum_to_like, F.astype, op_error, F.REGISTRY)
+_tape.configure(Tensor, F.ZERO, F.sum_to_like, F.astype, op_error, operator_ops())
 
 _SUPPORTED_KINDS = "biuf"
 

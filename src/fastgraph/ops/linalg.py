@@ -5,7 +5,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._core import apply, defop
+from .._core import TOP, G, Kernel, X0, X1, apply, defop, defun
 from .._core import shapes as _shapes
 
 from .. import ops as F
@@ -31,22 +31,21 @@ def _matmul_vjp_b(g, ans, a, b):
     return F.matmul(_mT(a), g)
 
 
-_matmul_op = defop("matmul", np.matmul, _matmul_vjp_a, _matmul_vjp_b, shape=_shapes.matmul)
-# Plain-array backward passes of 2-D products (every dense layer) call np.matmul on transposed
-# views directly: the rules' last lines, without their Python frames (see OpDef.set_eager_vjps;
-# tests check them against the rules).  Other ranks, and create_graph=True, run the rules.
-_matmul_op.set_eager_vjps([(_matmul_op, "g", "1.T"), (_matmul_op, "0.T", "g")])
-
-
 def matmul(a, b):
     """Matrix product with NumPy's ``@`` rules (1-D promotion, broadcast batch dimensions).
 
         >>> fg.matmul(fg.ones((2, 3)), fg.ones(3))  # doctest: +SKIP
     """
-    return apply(_matmul_op, (a, b), {})
+    return apply(matmul.op, (a, b), {})
 
 
-matmul.op = _matmul_op
+# Plain-array backward passes of 2-D products (every dense layer) call np.matmul on transposed
+# views directly: the rules' last lines, without their Python frames (tests check them against
+# the rules).  Other ranks, and create_graph=True, run the rules.
+matmul = defop("matmul", np.matmul, _matmul_vjp_a, _matmul_vjp_b, function=matmul,
+               shape=_shapes.matmul, blas="product",
+               eager_vjps=(Kernel("matmul", G, X1.T), Kernel("matmul", X0.T, G)),
+               exports=TOP, operators=("__matmul__", "__rmatmul__"))
 
 
 def _shape(x) -> tuple:
@@ -67,9 +66,15 @@ def dot(a, b):
                      f"(got {_ndim(a)}-D and {_ndim(b)}-D); use matmul or einsum")
 
 
+dot = defun(dot, exports=TOP, methods=True)
+
+
 def outer(a, b):
     """Outer product of two vectors (inputs are flattened, as NumPy does)."""
     return F.multiply(F.reshape(a, (-1, 1)), F.reshape(b, (1, -1)))
+
+
+outer = defun(outer, exports=TOP)
 
 
 # ---- einsum -----------------------------------------------------------------------------------
@@ -134,23 +139,18 @@ def _einsum_shape(shapes, subscripts, **_):
     return tuple(sizes[c] for c in out)
 
 
-_einsum_op = defop("einsum", lambda *xs, subscripts: np.einsum(subscripts, *xs),
-                   shape=_einsum_shape, variadic=True)
-from .shape import _VariadicVjps  # noqa: E402
-
-_einsum_op.vjps = _VariadicVjps(_einsum_vjp_for)
-
-
 def einsum(subscripts: str, *operands):
     """Einstein summation (explicit or implicit output; no ellipsis), differentiable.
 
         >>> fg.einsum("ij,jk->ik", fg.ones((2, 3)), fg.ones((3, 4)))  # doctest: +SKIP
     """
     _parse_einsum(subscripts, len(operands))
-    return apply(_einsum_op, operands, {"subscripts": subscripts})
+    return apply(einsum.op, operands, {"subscripts": subscripts})
 
 
-einsum.op = _einsum_op
+einsum = defop("einsum", lambda *xs, subscripts: np.einsum(subscripts, *xs),
+               vjp_for=_einsum_vjp_for, function=einsum, shape=_einsum_shape, variadic=True,
+               exports=TOP)
 
 
 # ---- fg.linalg ------------------------------------------------------------------------------
@@ -167,14 +167,14 @@ def _square_shape(name):
     return rule
 
 
-_inv_op = defop("inv", np.linalg.inv,
-                lambda g, ans, a: -F.matmul(_mT(ans), F.matmul(g, _mT(ans))),
-                shape=_square_shape("inv"))
-
-
 def inv(a):
     """Matrix inverse (batched)."""
-    return apply(_inv_op, (a,), {})
+    return apply(inv.op, (a,), {})
+
+
+inv = defop("inv", np.linalg.inv,
+            lambda g, ans, a: -F.matmul(_mT(ans), F.matmul(g, _mT(ans))),
+            shape=_square_shape("inv"), function=inv, blas="lapack", exports=("linalg",))
 
 
 def _solve_vjp_a(g, ans, a, b):
@@ -192,13 +192,14 @@ def _solve_shape(shapes, **_):
     return _shapes.matmul([a, b], op="solve")
 
 
-_solve_op = defop("solve", np.linalg.solve, _solve_vjp_a,
-                  lambda g, ans, a, b: F.solve(_mT(a), g), shape=_solve_shape)
-
-
 def solve(a, b):
     """Solve ``a @ x = b`` (``b`` a vector or a batch of matrices)."""
-    return apply(_solve_op, (a, b), {})
+    return apply(solve.op, (a, b), {})
+
+
+solve = defop("solve", np.linalg.solve, _solve_vjp_a,
+              lambda g, ans, a, b: F.solve(_mT(a), g), shape=_solve_shape,
+              function=solve, blas="lapack", exports=("linalg",))
 
 
 def _adjugate_forward(a):
@@ -227,10 +228,6 @@ def _adjugate_vjp(G, ans, a):
     return d * (t * ainv_t - F.matmul(ainv_t, F.matmul(G, ainv_t)))
 
 
-_adjugate_op = defop("adjugate", _adjugate_forward, _adjugate_vjp,
-                     shape=_square_shape("adjugate"))
-
-
 def adjugate(a):
     """The adjugate ``det(a) * inv(a)`` (batched), defined for singular matrices too (the
     gradient of :func:`det` is its transpose).
@@ -239,28 +236,36 @@ def adjugate(a):
         array([[ 4., -2.],
                [-2.,  1.]])
     """
-    return apply(_adjugate_op, (a,), {})
+    return apply(adjugate.op, (a,), {})
+
+
+adjugate = defop("adjugate", _adjugate_forward, _adjugate_vjp,
+                 shape=_square_shape("adjugate"), function=adjugate)
 
 
 # d det(a) / da = adj(a)^T: det(a) a^-T for invertible a, and still the derivative (the
 # cofactors, a polynomial in the entries) for singular a, where inv raises.  (PyTorch 2.13
 # returns zeros at exactly singular matrices, which is not the derivative.)
-_det_op = defop("det", np.linalg.det,
-                lambda g, ans, a: F.expand_dims(g, (-1, -2)) * _mT(F.adjugate(a)),
-                shape=lambda shapes, **_: _square_shape("det")(shapes)[:-2])
 
 
 def det(a):
     """Determinant (batched)."""
-    return apply(_det_op, (a,), {})
+    return apply(det.op, (a,), {})
 
 
-_logabsdet_op = defop("logabsdet", lambda a: np.linalg.slogdet(a)[1],
-                      lambda g, ans, a: F.expand_dims(g, (-1, -2)) * _mT(F.inv(a)),
-                      shape=lambda shapes, **_: _square_shape("slogdet")(shapes)[:-2])
-_signdet_op = defop("signdet", lambda a: np.linalg.slogdet(a)[0], None,
-                    shape=lambda shapes, **_: _square_shape("slogdet")(shapes)[:-2],
-                    differentiable=False)
+det = defop("det", np.linalg.det,
+            lambda g, ans, a: F.expand_dims(g, (-1, -2)) * _mT(F.adjugate(a)),
+            shape=lambda shapes, **_: _square_shape("det")(shapes)[:-2],
+            function=det, blas="lapack", exports=("linalg",))
+
+
+_logabsdet = defop("logabsdet", lambda a: np.linalg.slogdet(a)[1],
+                   lambda g, ans, a: F.expand_dims(g, (-1, -2)) * _mT(F.inv(a)),
+                   shape=lambda shapes, **_: _square_shape("slogdet")(shapes)[:-2],
+                   blas="lapack")
+_signdet = defop("signdet", lambda a: np.linalg.slogdet(a)[0], None,
+                 shape=lambda shapes, **_: _square_shape("slogdet")(shapes)[:-2],
+                 differentiable=False, blas="lapack")
 
 
 class SlogdetResult(NamedTuple):
@@ -273,10 +278,10 @@ class SlogdetResult(NamedTuple):
 def slogdet(a):
     """``SlogdetResult(sign, logabsdet)`` of a (batched) matrix, NumPy's namedtuple:
     ``log|det|`` is differentiable, the sign is not."""
-    return SlogdetResult(apply(_signdet_op, (a,), {}), apply(_logabsdet_op, (a,), {}))
+    return SlogdetResult(apply(_signdet.op, (a,), {}), apply(_logabsdet.op, (a,), {}))
 
 
-inv.op, solve.op, det.op, adjugate.op = _inv_op, _solve_op, _det_op, _adjugate_op
+slogdet = defun(slogdet, exports=("linalg",))
 
 
 # ---- trace and tensordot --------------------------------------------------------------------------
@@ -284,6 +289,9 @@ def trace(x, offset=0, axis1=0, axis2=1):
     """Sum along a diagonal, NumPy's ``np.trace``: ``sum(diagonal(x, offset, axis1, axis2),
     axis=-1)``, which is how NumPy computes it (the same bits)."""
     return F.sum(F.diagonal(x, offset, axis1, axis2), axis=-1)
+
+
+trace = defun(trace, exports=TOP, methods=True)
 
 
 def _tensordot_axes(a_shape, b_shape, axes):
@@ -342,10 +350,6 @@ def _tensordot_vjp_b(g, ans, a, b, axes):
     return F.transpose(r, _argsort([ax_b[ax_a.index(i)] for i in sorted(ax_a)] + free_b))
 
 
-_tensordot_op = defop("tensordot", lambda a, b, axes: np.tensordot(a, b, axes),
-                      _tensordot_vjp_a, _tensordot_vjp_b, shape=_tensordot_shape)
-
-
 def tensordot(a, b, axes=2):
     """NumPy's ``np.tensordot`` (its own function: the same bits), differentiable in both
     operands: ``axes`` is N (the last N axes of ``a`` with the first N of ``b``) or a pair of
@@ -353,10 +357,12 @@ def tensordot(a, b, axes=2):
     a = F.shape._as_operand(a)
     b = F.shape._as_operand(b)
     ax = _tensordot_axes(tuple(_shape(a)), tuple(_shape(b)), axes)
-    return apply(_tensordot_op, (a, b), {"axes": ax})
+    return apply(tensordot.op, (a, b), {"axes": ax})
 
 
-tensordot.op = _tensordot_op
+tensordot = defop("tensordot", lambda a, b, axes: np.tensordot(a, b, axes),
+                  _tensordot_vjp_a, _tensordot_vjp_b, shape=_tensordot_shape,
+                  function=tensordot, exports=TOP)
 
 
 # ---- norm -------------------------------------------------------------------------------------
@@ -419,10 +425,6 @@ def _norm_shape(shapes, ord, axis, keepdims):
     return _shapes.reduce([s], _norm_reduced(len(s), axis), keepdims, op="norm")
 
 
-_norm_op = defop("norm", lambda x, ord, axis, keepdims: np.linalg.norm(x, ord, axis, keepdims),
-                 _norm_vjp, shape=_norm_shape)
-
-
 def norm(x, ord=None, axis=None, keepdims=False):
     """NumPy's ``np.linalg.norm`` (its own function: the same values and dtypes), differentiable:
     vector norms of any order, the Frobenius norm, and matrix norms ord=1, -1, inf, -inf.  Where
@@ -447,8 +449,11 @@ def norm(x, ord=None, axis=None, keepdims=False):
         raise ValueError(f"norm: Invalid norm order '{ord}' for vectors")
     if red is not None and len(red) == 2 and ord not in _MATRIX_ORDS:
         raise ValueError("norm: Invalid norm order for matrices.")
-    return apply(_norm_op, (x,), {"ord": ord, "axis": axis,
+    return apply(norm.op, (x,), {"ord": ord, "axis": axis,
                                   "keepdims": F.reductions._canon_keepdims(keepdims, "norm")})
 
 
-norm.op = _norm_op
+norm = defop("norm", lambda x, ord, axis, keepdims: np.linalg.norm(x, ord, axis, keepdims),
+             _norm_vjp, shape=_norm_shape, function=norm, exports=("linalg",))
+
+

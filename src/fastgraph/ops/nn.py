@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import apply, defop
+from .._core import TOP, apply, defop
 from .._core import shapes as _shapes
 from ..kernels import softmax as _loops
 
@@ -42,27 +42,32 @@ def _same_checking_axis(shapes, axis, op):
     return tuple(shapes[0])
 
 
-_softmax_op = defop(
-    "softmax", _softmax_forward,
-    lambda g, ans, x, axis: ans * (g - F.sum(g * ans, axis=axis, keepdims=True)),
-    shape=lambda shapes, axis, **_: _same_checking_axis(shapes, axis, "softmax"))
-_log_softmax_op = defop(
-    "log_softmax", _log_softmax_forward,
-    lambda g, ans, x, axis: g - F.exp(ans) * F.sum(g, axis=axis, keepdims=True),
-    shape=lambda shapes, axis, **_: _same_checking_axis(shapes, axis, "log_softmax"))
-
-
 def softmax(x, axis: int = -1):
     """Softmax along ``axis`` (default last), stable for large inputs.
 
         >>> fg.softmax(fg.tensor([1.0, 2.0, 1000.0]))  # doctest: +SKIP
     """
-    return apply(_softmax_op, (x,), {"axis": _shapes.as_int(axis, "softmax")})
+    return apply(softmax.op, (x,), {"axis": _shapes.as_int(axis, "softmax")})
+
+
+softmax = defop("softmax", _softmax_forward,
+                lambda g, ans, x, axis: ans * (g - F.sum(g * ans, axis=axis, keepdims=True)),
+                function=softmax,
+                shape=lambda shapes, axis, **_: _same_checking_axis(shapes, axis, "softmax"),
+                exports=TOP, methods=True)
 
 
 def log_softmax(x, axis: int = -1):
     """Log of softmax along ``axis`` (default last), stable for large inputs."""
-    return apply(_log_softmax_op, (x,), {"axis": _shapes.as_int(axis, "log_softmax")})
+    return apply(log_softmax.op, (x,), {"axis": _shapes.as_int(axis, "log_softmax")})
+
+
+log_softmax = defop("log_softmax", _log_softmax_forward,
+                    lambda g, ans, x, axis: g - F.exp(ans) * F.sum(g, axis=axis, keepdims=True),
+                    function=log_softmax,
+                    shape=lambda shapes, axis, **_: _same_checking_axis(shapes, axis,
+                                                                        "log_softmax"),
+                    exports=TOP, methods=True)
 
 
 def _pick_forward(x, labels):
@@ -89,22 +94,24 @@ def _labels_shape(name):
     return rule
 
 
-_pick_op = defop("pick", _pick_forward,
-                 lambda g, ans, x, labels: F.put_labels(g, x, labels), None,
-                 shape=_labels_shape("cross_entropy"))
-_put_op = defop("put_labels", _put_forward,
-                lambda g, ans, gin, x, labels: F.pick(g, labels), None, None,
-                shape=lambda shapes, **_: tuple(shapes[1]))
-
-
 def pick(x, labels):
     """``x[i, labels[i]]`` for each row ``i``."""
-    return apply(_pick_op, (x, labels), {})
+    return apply(pick.op, (x, labels), {})
+
+
+pick = defop("pick", _pick_forward,
+             lambda g, ans, x, labels: F.put_labels(g, x, labels), None,
+             shape=_labels_shape("cross_entropy"), function=pick)
 
 
 def put_labels(g, x, labels):
     """Zeros shaped like ``x`` with ``g[i]`` at ``[i, labels[i]]`` (the VJP of :func:`pick`)."""
-    return apply(_put_op, (g, x, labels), {})
+    return apply(put_labels.op, (g, x, labels), {})
+
+
+put_labels = defop("put_labels", _put_forward,
+                   lambda g, ans, gin, x, labels: F.pick(g, labels), None, None,
+                   shape=lambda shapes, **_: tuple(shapes[1]), function=put_labels, one_hot=True)
 
 
 def _ce_loss_numpy(x, lab):
@@ -167,19 +174,9 @@ def _ce_shape(shapes, **_):
     return ()
 
 
-_ce_grad_op = defop(
-    "cross_entropy_grad", _ce_grad_forward,
-    lambda u, ans, g, x, labels: F.sum(u * cross_entropy_grad(1.0, x, labels)),
-    _ce_grad_vjp_logits, None,
-    shape=lambda shapes, **_: tuple(shapes[1]))
-_ce_op = defop("cross_entropy", _ce_forward,
-               lambda g, ans, x, labels: cross_entropy_grad(g, x, labels), None,
-               shape=_ce_shape)
-
-
 def cross_entropy_grad(g, logits, labels):
     """``(softmax(logits) - onehot(labels)) * g / N``: the VJP of :func:`cross_entropy`."""
-    return apply(_ce_grad_op, (g, logits, labels), {})
+    return apply(cross_entropy_grad.op, (g, logits, labels), {})
 
 
 def cross_entropy(logits, labels):
@@ -204,11 +201,22 @@ def cross_entropy(logits, labels):
     # it would go through __array_function__ on every call)
     _CE_SHAPES([tuple(logits.shape if hasattr(logits, "shape") else np.shape(logits)),
                 tuple(lab.shape if hasattr(lab, "shape") else np.shape(lab))])
-    return apply(_ce_op, (logits, lab), {})
+    return apply(cross_entropy.op, (logits, lab), {})
+
+
+cross_entropy = defop("cross_entropy", _ce_forward,
+                      lambda g, ans, x, labels: cross_entropy_grad(g, x, labels), None,
+                      shape=_ce_shape, function=cross_entropy, exports=TOP)
+# with a constant seed (it cannot depend on the loss), a plan computing both the loss and its
+# gradient runs one pass for the two (the ``lower`` pass)
+cross_entropy_grad = defop("cross_entropy_grad", _ce_grad_forward,
+                           lambda u, ans, g, x, labels: F.sum(u * cross_entropy_grad(1.0, x,
+                                                                                     labels)),
+                           _ce_grad_vjp_logits, None, function=cross_entropy_grad,
+                           shape=lambda shapes, **_: tuple(shapes[1]),
+                           computed_with=(cross_entropy.op, cross_entropy_and_grad))
 
 
 _CE_SHAPES = _labels_shape("cross_entropy")
 
 
-softmax.op, log_softmax.op, pick.op, put_labels.op = _softmax_op, _log_softmax_op, _pick_op, _put_op
-cross_entropy.op, cross_entropy_grad.op = _ce_op, _ce_grad_op

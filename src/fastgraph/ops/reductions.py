@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import apply, defop
+from .._core import TOP, apply, defop, defun
 from .._core import shapes as _shapes
 
 from .. import ops as F
@@ -25,18 +25,20 @@ def _keep(g, x, axis, keepdims):
     return F.expand_dims(g, _shapes.normalize_axis(axis, x.ndim))
 
 
-def _reduction(name, forward, vjp):
-    op = defop(name, forward, vjp, shape=lambda shapes, axis=None, keepdims=False, **kw:
-               _shapes.reduce(shapes, axis, keepdims, op=name))
+def _reduce_rule(name):
+    return lambda shapes, axis=None, keepdims=False, **_: _shapes.reduce(shapes, axis, keepdims,
+                                                                         op=name)
 
+
+def _reducer(name):
+    """The public function of a reduction over ``axis`` with ``keepdims``."""
     def fn(x, axis=None, keepdims: bool = False):
-        return apply(op, (x,), {"axis": _canon_axis(axis, name),
-                                "keepdims": _canon_keepdims(keepdims, name)})
+        return apply(fn.op, (x,), {"axis": _canon_axis(axis, name),
+                                   "keepdims": _canon_keepdims(keepdims, name)})
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"``{name}`` over ``axis`` (None = all, int or tuple), NumPy semantics, "
                   f"differentiable.\n\n    >>> fg.{name}(fg.ones((2, 3)), axis=0)  # doctest: +SKIP\n")
-    fn.op = op
     return fn
 
 
@@ -140,19 +142,21 @@ def _logsumexp_vjp(g, ans, x, axis, keepdims):
     return _keep(g, x, axis, keepdims) * F.exp(x - _keep(ans, x, axis, keepdims))
 
 
-sum = _reduction("sum", np.sum, _sum_vjp)
-mean = _reduction("mean", np.mean, _mean_vjp)
-prod = _reduction("prod", np.prod, _prod_vjp)
-max = _reduction("max", np.max, _extreme_vjp)
-min = _reduction("min", np.min, _extreme_vjp)
-logsumexp = _reduction("logsumexp", _logsumexp_forward, _logsumexp_vjp)
-
-_var_op = defop("var", _var_forward, _var_vjp,
-                shape=lambda shapes, axis=None, keepdims=False, **kw:
-                _shapes.reduce(shapes, axis, keepdims, op="var"))
-_std_op = defop("std", _std_forward, _std_vjp,
-                shape=lambda shapes, axis=None, keepdims=False, **kw:
-                _shapes.reduce(shapes, axis, keepdims, op="std"))
+sum = defop("sum", np.sum, _sum_vjp, function=_reducer("sum"),  # noqa: A001
+            shape=_reduce_rule("sum"), reduction="sum", exports=TOP, methods=True)
+mean = defop("mean", np.mean, _mean_vjp, function=_reducer("mean"),
+             shape=_reduce_rule("mean"), reduction="mean", exports=TOP, methods=True)
+prod = defop("prod", np.prod, _prod_vjp, function=_reducer("prod"),
+             shape=_reduce_rule("prod"), exports=TOP, methods=True)
+max = defop("max", np.max, _extreme_vjp, function=_reducer("max"),  # noqa: A001
+            shape=_reduce_rule("max"), reduction="max",
+            exports=TOP + (("numpy", "amax"),), methods=True)
+min = defop("min", np.min, _extreme_vjp, function=_reducer("min"),  # noqa: A001
+            shape=_reduce_rule("min"), reduction="min",
+            exports=TOP + (("numpy", "amin"),), methods=True)
+logsumexp = defop("logsumexp", _logsumexp_forward, _logsumexp_vjp,
+                  function=_reducer("logsumexp"), shape=_reduce_rule("logsumexp"),
+                  exports=TOP + ("scipy.special",), methods=True)
 
 
 def var(x, axis=None, keepdims: bool = False, ddof: int = 0):
@@ -160,20 +164,22 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0):
 
         >>> fg.var(fg.tensor([1.0, 2.0, 3.0]))  # doctest: +SKIP
     """
-    return apply(_var_op, (x,), {"axis": _canon_axis(axis, "var"),
-                                 "keepdims": _canon_keepdims(keepdims, "var"),
-                                 "ddof": _canon_ddof(ddof, "var")})
+    return apply(var.op, (x,), {"axis": _canon_axis(axis, "var"),
+                                "keepdims": _canon_keepdims(keepdims, "var"),
+                                "ddof": _canon_ddof(ddof, "var")})
 
 
 def std(x, axis=None, keepdims: bool = False, ddof: int = 0):
     """Standard deviation over ``axis`` (``ddof`` as in NumPy), differentiable."""
-    return apply(_std_op, (x,), {"axis": _canon_axis(axis, "std"),
-                                 "keepdims": _canon_keepdims(keepdims, "std"),
-                                 "ddof": _canon_ddof(ddof, "std")})
+    return apply(std.op, (x,), {"axis": _canon_axis(axis, "std"),
+                                "keepdims": _canon_keepdims(keepdims, "std"),
+                                "ddof": _canon_ddof(ddof, "std")})
 
 
-var.op = _var_op
-std.op = _std_op
+var = defop("var", _var_forward, _var_vjp, function=var, shape=_reduce_rule("var"),
+            exports=TOP, methods=True)
+std = defop("std", _std_forward, _std_vjp, function=std, shape=_reduce_rule("std"),
+            exports=TOP, methods=True)
 
 
 # ---- cumulative sums and differences ------------------------------------------------------------
@@ -192,10 +198,6 @@ def _cumsum_vjp(g, ans, x, axis):
     return F.flip(cumsum(F.flip(g, axis), axis), axis)
 
 
-_cumsum_op = defop("cumsum", lambda x, axis: np.cumsum(x, axis=axis), _cumsum_vjp,
-                   shape=_cumsum_shape)
-
-
 def cumsum(x, axis=None):
     """Cumulative sum along ``axis`` (None: over the flattened array), NumPy's ``np.cumsum``;
     integer and boolean input gives NumPy's integer result."""
@@ -207,10 +209,11 @@ def cumsum(x, axis=None):
                 axis = None  # NumPy reads a 0-d array as 1-d here: the same (1,) result
         else:
             axis = _shapes.as_int(axis, "cumsum")
-    return apply(_cumsum_op, (x,), {"axis": axis})
+    return apply(cumsum.op, (x,), {"axis": axis})
 
 
-cumsum.op = _cumsum_op
+cumsum = defop("cumsum", lambda x, axis: np.cumsum(x, axis=axis), _cumsum_vjp,
+               shape=_cumsum_shape, function=cumsum, exports=TOP, methods=True)
 
 
 def diff(x, n=1, axis=-1, prepend=None, append=None):
@@ -249,3 +252,6 @@ def diff(x, n=1, axis=-1, prepend=None, append=None):
         a, b = F.getitem(x, upper), F.getitem(x, lower)
         x = F.not_equal(a, b) if np.dtype(x.dtype) == np.bool_ else F.subtract(a, b)
     return x
+
+
+diff = defun(diff, exports=TOP)

@@ -7,40 +7,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import apply, defop, holds_graph_value
+from .._core import TOP, apply, defop, defun, holds_graph_value
 from .._core import shapes as _shapes
 from ..kernels.elementwise import sum_to_shape_of
 
 from .. import ops as F
 
 
-def _fn(op, build, name, doc):
-    build.__name__ = build.__qualname__ = name
-    build.__doc__ = doc
-    build.op = op
-    return build
-
-
-sum_to_like = _fn(
-    defop("sum_to_like", sum_to_shape_of,
-          lambda g, ans, gin, x: F.broadcast_like(g, gin), None,
-          shape=lambda shapes, **_: tuple(shapes[1])),
-    lambda g, x: apply(sum_to_like.op, (g, x), {}), "sum_to_like",
-    "Sum ``g`` down to ``x``'s shape (undoes broadcasting); used by the engines.")
-
-broadcast_like = _fn(
-    defop("broadcast_like", lambda g, x: np.broadcast_to(g, np.broadcast_shapes(np.shape(g), np.shape(x))),
-          lambda g, ans, gin, x: F.sum_to_like(g, gin), None,
-          shape=lambda shapes, **_: _shapes.broadcast("broadcast_like", *shapes)),
-    lambda g, x: apply(broadcast_like.op, (g, x), {}), "broadcast_like",
-    "Broadcast ``g`` against ``x``'s shape (a read-only view for arrays).")
-
-reshape_like = _fn(
-    defop("reshape_like", lambda g, x: np.reshape(g, np.shape(x)),
-          lambda g, ans, gin, x: F.reshape_like(g, gin), None,
-          shape=lambda shapes, **_: tuple(shapes[1])),
-    lambda g, x: apply(reshape_like.op, (g, x), {}), "reshape_like",
-    "Reshape ``g`` to ``x``'s shape.")
+sum_to_like = defop("sum_to_like", sum_to_shape_of, lambda g, ans, gin, x: F.broadcast_like(g, gin),
+                    None, shape=lambda shapes, **_: tuple(shapes[1]), unbroadcast=True,
+                    shape_only=(1,), noop_same_shape=True,
+                    doc="Sum ``g`` down to ``x``'s shape (undoes broadcasting); used by the "
+                        "engines.")
+broadcast_like = defop("broadcast_like",
+                       lambda g, x: np.broadcast_to(g, np.broadcast_shapes(np.shape(g),
+                                                                           np.shape(x))),
+                       lambda g, ans, gin, x: F.sum_to_like(g, gin), None,
+                       shape=lambda shapes, **_: _shapes.broadcast("broadcast_like", *shapes),
+                       broadcasting=True, shape_only=(1,), noop_same_shape=True,
+                       doc="Broadcast ``g`` against ``x``'s shape (a read-only view for arrays).")
+reshape_like = defop("reshape_like", lambda g, x: np.reshape(g, np.shape(x)),
+                     lambda g, ans, gin, x: F.reshape_like(g, gin), None,
+                     shape=lambda shapes, **_: tuple(shapes[1]), shape_only=(1,),
+                     noop_same_shape=True, doc="Reshape ``g`` to ``x``'s shape.")
 
 
 def _size_ratio(a, b):
@@ -48,37 +37,39 @@ def _size_ratio(a, b):
     return dtype.type(np.size(a) / np.size(b)) if np.size(b) else dtype.type(0)
 
 
-size_ratio = _fn(
-    defop("size_ratio", _size_ratio, None, None, shape=_shapes.scalar, differentiable=False),
-    lambda a, b: apply(size_ratio.op, (a, b), {}), "size_ratio",
-    "``a.size / b.size`` as a scalar of ``b``'s float dtype (for mean and var VJPs).")
+size_ratio = defop("size_ratio", _size_ratio, None, None, shape=_shapes.scalar,
+                   differentiable=False, shape_only=(0, 1),
+                   doc="``a.size / b.size`` as a scalar of ``b``'s float dtype (for mean and var "
+                       "VJPs).")
 
 
 def _astype_forward(x, dtype):
     return np.asarray(x).astype(dtype, copy=False)
 
 
-_astype_op = defop("astype", _astype_forward,
-                   lambda g, ans, x, dtype: F.astype(g, x.dtype),
-                   shape=_shapes.same_as_first)
-
-
 def astype(x, dtype):
     """Cast to ``dtype`` (gradient cast back to the input's dtype)."""
-    return apply(_astype_op, (x,), {"dtype": np.dtype(dtype)})
+    return apply(astype.op, (x,), {"dtype": np.dtype(dtype)})
 
 
-astype.op = _astype_op
+astype = defop("astype", _astype_forward,
+               lambda g, ans, x, dtype: F.astype(g, x.dtype),
+               shape=_shapes.same_as_first,
+               function=astype, noop_same_shape=True, exports=TOP, numpy=(), methods=True)
 
-identity = _fn(defop("identity", lambda x: x, lambda g, ans, x: g, shape=_shapes.same_as_first),
-               lambda x: apply(identity.op, (x,), {}), "identity",
-               "Return ``x`` unchanged, as a new node of the graph (used by the transforms).")
 
-copy = _fn(defop("copy", lambda x: np.array(x, copy=True), lambda g, ans, x: g,
-                 shape=_shapes.same_as_first),
-           lambda x: apply(copy.op, (x,), {}), "copy",
-           "A copy of ``x`` (NumPy's ``np.copy``; the gradient passes through): later in-place "
-           "changes to either do not reach the other.")
+# every identity is a node of its own (never merged): it is how the transforms mark "the
+# variable being differentiated", which must stay apart from other uses of the same value
+# (``grad(lambda y: x * y)(x)`` differentiates the ``y`` path only)
+identity = defop("identity", lambda x: x, lambda g, ans, x: g, shape=_shapes.same_as_first,
+                 distinct=True, noop_same_shape=True,
+                 doc="Return ``x`` unchanged, as a new node of the graph (used by the "
+                     "transforms).")
+copy = defop("copy", lambda x: np.array(x, copy=True), lambda g, ans, x: g,
+             shape=_shapes.same_as_first, cheap=True, exports=("numpy",), numpy=(),
+             methods=("copy", "clone"),      # (clone: PyTorch's name)
+             doc="A copy of ``x`` (NumPy's ``np.copy``; the gradient passes through): later "
+                 "in-place changes to either do not reach the other.")
 
 
 # ---- reshaping --------------------------------------------------------------------------------
@@ -99,10 +90,6 @@ def _reshape_shape(shapes, shape):
     elif known and int(np.prod(out)) != total:
         raise ValueError(f"reshape: cannot reshape array of shape {tuple(src)} into shape {shape}")
     return tuple(out)
-
-
-_reshape_op = defop("reshape", lambda x, shape: np.reshape(x, shape),
-                    lambda g, ans, x, shape: F.reshape_like(g, x), shape=_reshape_shape)
 
 
 def _int_tuple(shape, op: str) -> tuple:
@@ -132,19 +119,34 @@ def reshape(x, *shape):
                                 "reshape", unknown=(-1,))
     if target.count(-1) > 1:
         raise ValueError(f"reshape: shape {target} has more than one unknown dimension (-1)")
-    return apply(_reshape_op, (x,), {"shape": target})
+    return apply(reshape.op, (x,), {"shape": target})
 
 
-reshape.op = _reshape_op
+reshape = defop("reshape", lambda x, shape: np.reshape(x, shape),
+                lambda g, ans, x, shape: F.reshape_like(g, x), shape=_reshape_shape,
+                function=reshape, noop_same_shape=True, exports=TOP, methods=True)
+
+
+def _transposed_axes(ndim, axes=None):
+    """The permutation ``transpose`` makes (for the passes' ``permutation`` field)."""
+    return tuple(range(ndim))[::-1] if axes is None else tuple(axes)
+
+
+def _swapped_axes(ndim, axis1, axis2):
+    perm = list(range(ndim))
+    perm[axis1], perm[axis2] = perm[axis2], perm[axis1]
+    return tuple(perm)
+
+
+def _transpose_method(self, *axes):
+    """``x.transpose()``, ``x.transpose(1, 0)`` or ``x.transpose((1, 0))``, as NumPy's."""
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(axes[0])
+    return transpose(self, axes or None)
 
 
 def _transpose_vjp(g, ans, x, axes):
     return F.transpose(g, None if axes is None else tuple(int(i) for i in np.argsort(axes)))
-
-
-_transpose_op = defop("transpose", lambda x, axes: np.transpose(x, axes), _transpose_vjp,
-                      shape=lambda shapes, axes=None, **_: tuple(
-                          reversed(shapes[0])) if axes is None else tuple(shapes[0][a] for a in axes))
 
 
 def transpose(x, axes=None):
@@ -161,14 +163,14 @@ def transpose(x, axes=None):
         if len(axes) != ndim or len(set(axes)) != ndim:
             raise ValueError(f"transpose: axes {axes} are not a permutation of the "
                              f"{ndim} axes of an array of shape {tuple(_shape_of(x))}")
-    return apply(_transpose_op, (x,), {"axes": axes})
+    return apply(transpose.op, (x,), {"axes": axes})
 
 
-def _shape_of(x):
-    return x.shape if hasattr(x, "shape") else np.shape(x)
-
-
-transpose.op = _transpose_op
+transpose = defop("transpose", lambda x, axes: np.transpose(x, axes), _transpose_vjp,
+                  shape=lambda shapes, axes=None, **_: tuple(
+                      reversed(shapes[0])) if axes is None else tuple(shapes[0][a] for a in axes),
+                  function=transpose, permutation=_transposed_axes, exports=TOP,
+                  methods={"transpose": _transpose_method, "T": property(transpose)})
 
 
 def _swap_shape(shapes, axis1, axis2, **_):
@@ -177,20 +179,18 @@ def _swap_shape(shapes, axis1, axis2, **_):
     return tuple(s)
 
 
-_swapaxes_op = defop("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
-                     lambda g, ans, x, axis1, axis2: F.swapaxes(g, axis1, axis2),
-                     shape=_swap_shape)
-
-
 def swapaxes(x, axis1: int, axis2: int):
     """Interchange two axes."""
     shape = _shape_of(x)
     a1 = _shapes.check_axis(axis1, len(shape), "swapaxes", shape)
     a2 = _shapes.check_axis(axis2, len(shape), "swapaxes", shape)
-    return apply(_swapaxes_op, (x,), {"axis1": a1, "axis2": a2})
+    return apply(swapaxes.op, (x,), {"axis1": a1, "axis2": a2})
 
 
-swapaxes.op = _swapaxes_op
+swapaxes = defop("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
+                 lambda g, ans, x, axis1, axis2: F.swapaxes(g, axis1, axis2),
+                 shape=_swap_shape,
+                 function=swapaxes, permutation=_swapped_axes, exports=TOP, methods=True)
 
 
 def _expand_shape(shapes, axis, **_):
@@ -200,19 +200,17 @@ def _expand_shape(shapes, axis, **_):
     return tuple(s)
 
 
-_expand_dims_op = defop("expand_dims", lambda x, axis: np.expand_dims(x, axis),
-                        lambda g, ans, x, axis: F.reshape_like(g, x), shape=_expand_shape)
-
-
 def expand_dims(x, axis):
     """Insert length-1 axes at ``axis`` (int or tuple)."""
     # integers only (the range is checked by NumPy, eager, or by the shape rule, static)
     axis = (tuple([_shapes.as_int(a, "expand_dims") for a in axis])
             if isinstance(axis, (tuple, list)) else (_shapes.as_int(axis, "expand_dims"),))
-    return apply(_expand_dims_op, (x,), {"axis": axis})
+    return apply(expand_dims.op, (x,), {"axis": axis})
 
 
-expand_dims.op = _expand_dims_op
+expand_dims = defop("expand_dims", lambda x, axis: np.expand_dims(x, axis),
+                    lambda g, ans, x, axis: F.reshape_like(g, x), shape=_expand_shape,
+                    function=expand_dims, noop_same_shape=True, exports=TOP, methods=True)
 
 
 def _squeeze_shape(shapes, axis, **_):
@@ -227,19 +225,18 @@ def _squeeze_shape(shapes, axis, **_):
     return tuple(d for i, d in enumerate(s) if i not in axes)
 
 
-_squeeze_op = defop("squeeze", lambda x, axis: np.squeeze(x, axis),
-                    lambda g, ans, x, axis: F.reshape_like(g, x), shape=_squeeze_shape)
-
-
 def squeeze(x, axis=None):
     """Remove length-1 axes (all, or those in ``axis``)."""
     if axis is not None:
         axis = (tuple([_shapes.as_int(a, "squeeze") for a in axis])
                 if isinstance(axis, (tuple, list)) else _shapes.as_int(axis, "squeeze"))
-    return apply(_squeeze_op, (x,), {"axis": axis})
+    return apply(squeeze.op, (x,), {"axis": axis})
 
 
-squeeze.op = _squeeze_op
+squeeze = defop("squeeze", lambda x, axis: np.squeeze(x, axis),
+                lambda g, ans, x, axis: F.reshape_like(g, x), shape=_squeeze_shape,
+                function=squeeze, noop_same_shape=True, exports=TOP, methods=True)
+
 
 def _broadcast_to_shape(shapes, shape, **_):
     """``shape`` itself, when ``x`` broadcasts to it: each of ``x``'s dimensions (aligned on
@@ -253,27 +250,32 @@ def _broadcast_to_shape(shapes, shape, **_):
     return shape
 
 
-_broadcast_to_op = defop("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
-                         lambda g, ans, x, shape: g,  # the engine sums back to x's shape
-                         shape=_broadcast_to_shape)
-
-
 def broadcast_to(x, shape):
     """Broadcast to ``shape`` (NumPy rules).
 
         >>> fg.broadcast_to(fg.ones(3), (2, 3)).shape
         (2, 3)
     """
-    return apply(_broadcast_to_op, (x,), {"shape": _shapes.check_dims(
+    return apply(broadcast_to.op, (x,), {"shape": _shapes.check_dims(
         _int_tuple(shape, "broadcast_to"), "broadcast_to")})
 
 
-broadcast_to.op = _broadcast_to_op
+broadcast_to = defop("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
+                     lambda g, ans, x, shape: g,  # the engine sums back to x's shape
+                     shape=_broadcast_to_shape,
+                     function=broadcast_to, broadcasting=True, noop_same_shape=True, exports=TOP)
 
 
 def ravel(x):
     """Flatten to one dimension."""
     return reshape(x, (-1,))
+
+
+def _flatten(self):
+    return copy(ravel(self))   # NumPy's flatten copies; ravel may view
+
+
+ravel = defun(ravel, exports=TOP, methods={"ravel": ravel, "flatten": _flatten})
 
 
 # ---- joining and splitting --------------------------------------------------------------------
@@ -317,7 +319,7 @@ def _concat_vjp_for(i):
     def vjp(g, ans, *xs, axis):
         sizes = [_shape_of(x)[axis] for x in xs[:i + 1]]
         if None in sizes:   # a static graph's unknown length: the slice is found at run time
-            return apply(_concat_piece_op, (g,) + xs, {"i": i, "axis": axis})
+            return apply(concat_piece.op, (g,) + xs, {"i": i, "axis": axis})
         start = sum(sizes[:-1])
         ax = axis % g.ndim
         return F.getitem(g, (slice(None),) * ax + (slice(start, start + sizes[-1]),))
@@ -350,22 +352,6 @@ def _concat_piece_vjp_for(j):
     return vjp
 
 
-class _VariadicVjps(tuple):
-    """VJP rules for a variadic op: rule ``i`` made on demand for the ``i``-th input."""
-
-    def __new__(cls, make):
-        self = super().__new__(cls, ())
-        self.make = make
-        self.cache = {}
-        return self
-
-    def __getitem__(self, i):
-        rule = self.cache.get(i)
-        if rule is None:
-            rule = self.cache[i] = self.make(i)
-        return rule
-
-
 def _stack_vjp_for(i):
     def vjp(g, ans, *xs, axis):
         ax = axis % g.ndim
@@ -373,16 +359,8 @@ def _stack_vjp_for(i):
     return vjp
 
 
-_concat_op = defop("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
-                   shape=lambda shapes, axis, **_: _join_shape(shapes, axis), variadic=True)
-_concat_op.vjps = _VariadicVjps(_concat_vjp_for)
-_concat_piece_op = defop("concat_piece", _concat_piece, shape=_concat_piece_shape,
-                         variadic=True)
-_concat_piece_op.vjps = _VariadicVjps(_concat_piece_vjp_for)
-_stack_op = defop("stack", lambda *xs, axis: np.stack(xs, axis=axis),
-                  shape=lambda shapes, axis, **_: _join_shape(shapes, axis, stack=True),
-                  variadic=True)
-_stack_op.vjps = _VariadicVjps(_stack_vjp_for)
+concat_piece = defop("concat_piece", _concat_piece, vjp_for=_concat_piece_vjp_for,
+                     shape=_concat_piece_shape, variadic=True)
 
 
 def _check_numeric_join(arrays: tuple, name: str) -> None:
@@ -411,7 +389,13 @@ def concatenate(arrays, axis: int = 0):
     if not arrays:
         raise ValueError("concatenate: need at least one array to concatenate")
     _check_numeric_join(arrays, "concatenate")
-    return apply(_concat_op, arrays, {"axis": _shapes.as_int(axis, "concatenate")})
+    return apply(concatenate.op, arrays, {"axis": _shapes.as_int(axis, "concatenate")})
+
+
+concatenate = defop("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
+                    vjp_for=_concat_vjp_for, function=concatenate,
+                    shape=lambda shapes, axis, **_: _join_shape(shapes, axis), variadic=True,
+                    exports=TOP)
 
 
 def stack(arrays, axis: int = 0):
@@ -420,11 +404,12 @@ def stack(arrays, axis: int = 0):
     if not arrays:
         raise ValueError("stack: need at least one array to stack")
     _check_numeric_join(arrays, "stack")
-    return apply(_stack_op, arrays, {"axis": _shapes.as_int(axis, "stack")})
+    return apply(stack.op, arrays, {"axis": _shapes.as_int(axis, "stack")})
 
 
-concatenate.op = _concat_op
-stack.op = _stack_op
+stack = defop("stack", lambda *xs, axis: np.stack(xs, axis=axis), vjp_for=_stack_vjp_for,
+              function=stack, shape=lambda shapes, axis, **_: _join_shape(shapes, axis, stack=True),
+              variadic=True, exports=TOP)
 
 
 def split(x, indices_or_sections, axis: int = 0):
@@ -450,6 +435,9 @@ def split(x, indices_or_sections, axis: int = 0):
     return [getitem(x, (slice(None),) * ax + (slice(a, b),)) for a, b in zip(bounds, bounds[1:])]
 
 
+split = defun(split, exports=TOP)
+
+
 # ---- indexing ---------------------------------------------------------------------------------
 def _scatter_add_forward(g, x, index):
     out = np.zeros(np.shape(x), dtype=np.result_type(g))
@@ -472,18 +460,8 @@ def _is_basic(index) -> bool:
     return True
 
 
-_scatter_add_op = defop("scatter_add", _scatter_add_forward,
-                        lambda g, ans, gin, x, index: F.getitem(g, index), None,
-                        shape=lambda shapes, **_: tuple(shapes[1]))
-
-
 def _getitem_forward(x, index):
     return x[index]
-
-
-_getitem_op = defop("getitem", _getitem_forward,
-                    lambda g, ans, x, index: F.scatter_add(g, x, index),
-                    shape=lambda shapes, index: _shapes.indexed(shapes[0], index))
 
 
 def _canon_index(index):
@@ -518,16 +496,23 @@ def _canon_index(index):
 
 def getitem(x, index):
     """``x[index]``: basic slicing, integer arrays (repeats accumulate in the gradient), masks."""
-    return apply(_getitem_op, (x,), {"index": _canon_index(index)})
+    return apply(getitem.op, (x,), {"index": _canon_index(index)})
+
+
+getitem = defop("getitem", _getitem_forward,
+                lambda g, ans, x, index: F.scatter_add(g, x, index),
+                shape=lambda shapes, index: _shapes.indexed(shapes[0], index),
+                function=getitem, operators=("__getitem__",))
 
 
 def scatter_add(g, x, index):
     """Zeros shaped like ``x`` with ``g`` added at ``x[index]`` (the VJP of indexing)."""
-    return apply(_scatter_add_op, (g, x), {"index": index})
+    return apply(scatter_add.op, (g, x), {"index": index})
 
 
-getitem.op = _getitem_op
-scatter_add.op = _scatter_add_op
+scatter_add = defop("scatter_add", _scatter_add_forward,
+                    lambda g, ans, gin, x, index: F.getitem(g, index), None,
+                    shape=lambda shapes, **_: tuple(shapes[1]), function=scatter_add)
 
 
 # ---- reordering: flip, roll, moveaxis -----------------------------------------------------------
@@ -551,25 +536,18 @@ def _axes_attr(x, axis, op: str):
     return out
 
 
-_flip_op = defop("flip", lambda x, axis: np.flip(x, axis),
-                 lambda g, ans, x, axis: flip(g, axis), shape=_shapes.same_as_first)
-
-
 def flip(x, axis=None):
     """Reverse the order of elements along ``axis`` (None: every axis), NumPy's ``np.flip``."""
-    return apply(_flip_op, (x,), {"axis": _axes_attr(x, axis, "flip")})
+    return apply(flip.op, (x,), {"axis": _axes_attr(x, axis, "flip")})
 
 
-flip.op = _flip_op
+flip = defop("flip", lambda x, axis: np.flip(x, axis),
+             lambda g, ans, x, axis: flip(g, axis), shape=_shapes.same_as_first,
+             function=flip, exports=TOP)
 
 
 def _neg_shift(shift):
     return tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
-
-
-_roll_op = defop("roll", lambda x, shift, axis: np.roll(x, shift, axis),
-                 lambda g, ans, x, shift, axis: roll(g, _neg_shift(shift), axis),
-                 shape=_shapes.same_as_first)
 
 
 def roll(x, shift, axis=None):
@@ -586,10 +564,12 @@ def roll(x, shift, axis=None):
         if isinstance(axes, tuple) and isinstance(shift, tuple) and len(axes) != len(shift) \
                 and 1 not in (len(axes), len(shift)):
             raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
-    return apply(_roll_op, (x,), {"shift": shift, "axis": axes})
+    return apply(roll.op, (x,), {"shift": shift, "axis": axes})
 
 
-roll.op = _roll_op
+roll = defop("roll", lambda x, shift, axis: np.roll(x, shift, axis),
+             lambda g, ans, x, shift, axis: roll(g, _neg_shift(shift), axis),
+             shape=_shapes.same_as_first, function=roll, exports=TOP)
 
 
 def moveaxis(x, source, destination):
@@ -604,6 +584,9 @@ def moveaxis(x, source, destination):
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
     return transpose(x, tuple(order))
+
+
+moveaxis = defun(moveaxis, exports=TOP)
 
 
 # ---- repeat and tile, each with its adjoint (a sum over the copies) -----------------------------
@@ -653,17 +636,14 @@ def _unrepeat_forward(g, x, repeats, axis):
     return out.reshape(shape)
 
 
-_repeat_op = defop("repeat", lambda x, repeats, axis: np.repeat(x, repeats, axis),
-                   lambda g, ans, x, repeats, axis: _unrepeat(g, x, repeats, axis),
-                   shape=_repeat_shape)
-_unrepeat_op = defop("unrepeat", _unrepeat_forward,
-                     lambda G, ans, g, x, repeats, axis: repeat(G, repeats, axis), None,
-                     shape=lambda shapes, **_: tuple(shapes[1]))
-
-
 def _unrepeat(g, x, repeats, axis):
     """The adjoint of ``repeat``: each element of ``x`` gets the sum of its copies in ``g``."""
-    return apply(_unrepeat_op, (g, x), {"repeats": repeats, "axis": axis})
+    return apply(_unrepeat.op, (g, x), {"repeats": repeats, "axis": axis})
+
+
+_unrepeat = defop("unrepeat", _unrepeat_forward,
+                  lambda G, ans, g, x, repeats, axis: repeat(G, repeats, axis), None,
+                  shape=lambda shapes, **_: tuple(shapes[1]), function=_unrepeat)
 
 
 def repeat(x, repeats, axis=None):
@@ -675,10 +655,12 @@ def repeat(x, repeats, axis=None):
         axis = _shapes.check_axis(axis, max(nd, 1), "repeat", _shape_of(x))
         if nd == 0:
             axis = None  # NumPy reads a 0-d array as 1-d here: the same (k,) result
-    return apply(_repeat_op, (x,), {"repeats": _repeats_attr(repeats), "axis": axis})
+    return apply(repeat.op, (x,), {"repeats": _repeats_attr(repeats), "axis": axis})
 
 
-repeat.op = _repeat_op
+repeat = defop("repeat", lambda x, repeats, axis: np.repeat(x, repeats, axis),
+               lambda g, ans, x, repeats, axis: _unrepeat(g, x, repeats, axis),
+               shape=_repeat_shape, function=repeat, exports=TOP, methods=True)
 
 
 def _tile_dims(shape, reps):
@@ -698,16 +680,14 @@ def _untile_forward(g, x, reps):
     return np.asarray(g).reshape(inter).sum(axis=tuple(range(0, 2 * len(s), 2))).reshape(shape)
 
 
-_tile_op = defop("tile", lambda x, reps: np.tile(x, reps),
-                 lambda g, ans, x, reps: _untile(g, x, reps), shape=_tile_shape)
-_untile_op = defop("untile", _untile_forward,
-                   lambda G, ans, g, x, reps: tile(G, reps), None,
-                   shape=lambda shapes, **_: tuple(shapes[1]))
-
-
 def _untile(g, x, reps):
     """The adjoint of ``tile``: the sum of the tiles of ``g``, shaped like ``x``."""
-    return apply(_untile_op, (g, x), {"reps": reps})
+    return apply(_untile.op, (g, x), {"reps": reps})
+
+
+_untile = defop("untile", _untile_forward,
+                lambda G, ans, g, x, reps: tile(G, reps), None,
+                shape=lambda shapes, **_: tuple(shapes[1]), function=_untile)
 
 
 def tile(x, reps):
@@ -717,10 +697,12 @@ def tile(x, reps):
             if np.ndim(reps) else (_shapes.as_int(reps, "tile", "reps"),))
     if any(k < 0 for k in reps):
         raise ValueError(f"tile: negative dimensions are not allowed (reps {reps})")
-    return apply(_tile_op, (_as_operand(x),), {"reps": reps})
+    return apply(tile.op, (_as_operand(x),), {"reps": reps})
 
 
-tile.op = _tile_op
+tile = defop("tile", lambda x, reps: np.tile(x, reps),
+             lambda g, ans, x, reps: _untile(g, x, reps), shape=_tile_shape,
+             function=tile, exports=TOP)
 
 
 # ---- at least N dimensions, and the stacks built on them ------------------------------------------
@@ -757,15 +739,24 @@ def atleast_1d(*arys):
     return _atleast_all(1, arys)
 
 
+atleast_1d = defun(atleast_1d, exports=TOP)
+
+
 def atleast_2d(*arys):
     """Each input with at least two dimensions (``(k,)`` becomes ``(1, k)``), as NumPy."""
     return _atleast_all(2, arys)
+
+
+atleast_2d = defun(atleast_2d, exports=TOP)
 
 
 def atleast_3d(*arys):
     """Each input with at least three dimensions (``(k,)`` becomes ``(1, k, 1)``, ``(j, k)``
     becomes ``(j, k, 1)``), as NumPy."""
     return _atleast_all(3, arys)
+
+
+atleast_3d = defun(atleast_3d, exports=TOP)
 
 
 def _sequence(tup, op):
@@ -782,14 +773,23 @@ def hstack(tup):
     return concatenate(arrs, axis=0 if _known_ndim(arrs[0], "hstack") == 1 else 1)
 
 
+hstack = defun(hstack, exports=TOP)
+
+
 def vstack(tup):
     """Join along the first axis after making inputs at least 2-D, NumPy's ``np.vstack``."""
     return concatenate([_atleast(a, 2) for a in _sequence(tup, "vstack")], axis=0)
 
 
+vstack = defun(vstack, exports=TOP)
+
+
 def dstack(tup):
     """Join along the third axis after making inputs at least 3-D, NumPy's ``np.dstack``."""
     return concatenate([_atleast(a, 3) for a in _sequence(tup, "dstack")], axis=2)
+
+
+dstack = defun(dstack, exports=TOP)
 
 
 def column_stack(tup):
@@ -801,6 +801,9 @@ def column_stack(tup):
         nd = _known_ndim(a, "column_stack")
         arrs.append(reshape(a, (1, 1)) if nd == 0 else expand_dims(a, 1) if nd == 1 else a)
     return concatenate(arrs, axis=1)
+
+
+column_stack = defun(column_stack, exports=TOP)
 
 
 # ---- diagonals and triangles ------------------------------------------------------------------
@@ -826,20 +829,15 @@ def _undiagonal_forward(g, x, offset, axis1, axis2):
     return out
 
 
-_diagonal_op = defop("diagonal", lambda x, offset, axis1, axis2: np.diagonal(x, offset, axis1,
-                                                                              axis2),
-                     lambda g, ans, x, offset, axis1, axis2: _undiagonal(g, x, offset, axis1,
-                                                                         axis2),
-                     shape=_diagonal_shape)
-_undiagonal_op = defop("undiagonal", _undiagonal_forward,
-                       lambda G, ans, g, x, offset, axis1, axis2: diagonal(G, offset, axis1,
-                                                                           axis2), None,
-                       shape=lambda shapes, **_: tuple(shapes[1]))
-
-
 def _undiagonal(g, x, offset, axis1, axis2):
     """The adjoint of ``diagonal``: zeros shaped like ``x`` with ``g`` on the diagonal."""
-    return apply(_undiagonal_op, (g, x), {"offset": offset, "axis1": axis1, "axis2": axis2})
+    return apply(_undiagonal.op, (g, x), {"offset": offset, "axis1": axis1, "axis2": axis2})
+
+
+_undiagonal = defop("undiagonal", _undiagonal_forward,
+                    lambda G, ans, g, x, offset, axis1, axis2: diagonal(G, offset, axis1,
+                                                                        axis2), None,
+                    shape=lambda shapes, **_: tuple(shapes[1]), function=_undiagonal)
 
 
 def diagonal(x, offset=0, axis1=0, axis2=1):
@@ -854,21 +852,21 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
     a2 = _shapes.check_axis(axis2, nd, "diagonal", _shape_of(x))
     if a1 == a2:
         raise ValueError("diagonal: axis1 and axis2 cannot be the same")
-    return apply(_diagonal_op, (x,), {"offset": _shapes.as_int(offset, "diagonal", "offset"),
+    return apply(diagonal.op, (x,), {"offset": _shapes.as_int(offset, "diagonal", "offset"),
                                       "axis1": a1, "axis2": a2})
 
 
-diagonal.op = _diagonal_op
+diagonal = defop("diagonal", lambda x, offset, axis1, axis2: np.diagonal(x, offset, axis1,
+                                                                          axis2),
+                 lambda g, ans, x, offset, axis1, axis2: _undiagonal(g, x, offset, axis1,
+                                                                     axis2),
+                 shape=_diagonal_shape, function=diagonal, exports=TOP, methods=True)
 
 
 def _diag_shape(shapes, k):
     (n,) = shapes[0]
     m = None if n is None else n + abs(k)
     return (m, m)
-
-
-_diag_op = defop("diag", lambda v, k: np.diag(v, k),
-                 lambda g, ans, v, k: diagonal(g, k), shape=_diag_shape)
 
 
 def diag(v, k=0):
@@ -881,10 +879,11 @@ def diag(v, k=0):
         return diagonal(v, k)
     if nd != 1:
         raise ValueError(f"diag: input must be 1- or 2-d (got shape {tuple(_shape_of(v))})")
-    return apply(_diag_op, (v,), {"k": k})
+    return apply(diag.op, (v,), {"k": k})
 
 
-diag.op = _diag_op
+diag = defop("diag", lambda v, k: np.diag(v, k),
+             lambda g, ans, v, k: diagonal(g, k), shape=_diag_shape, function=diag, exports=TOP)
 
 
 def _tri_shape(name):
@@ -896,27 +895,21 @@ def _tri_shape(name):
     return rule
 
 
-# the triangle of g: the mask is its own adjoint (a 1-D input is broadcast to (n, n) first, as
-# NumPy does; the engines sum the gradient back over the rows)
-_triu_op = defop("triu", lambda x, k: np.triu(x, k), lambda g, ans, x, k: triu(g, k),
-                 shape=_tri_shape("triu"))
-_tril_op = defop("tril", lambda x, k: np.tril(x, k), lambda g, ans, x, k: tril(g, k),
-                 shape=_tri_shape("tril"))
-
-
-def _triangle(op, side: str):
+def _triangle(name: str, side: str):
     def fn(x, k=0):
         x = _as_operand(x)
-        if _known_ndim(x, op.name) == 0:
-            raise ValueError(f"{op.name}: input must be at least 1-d")
-        return apply(op, (x,), {"k": _shapes.as_int(k, op.name, "k")})
-    fn.__name__ = fn.__qualname__ = op.name
+        if _known_ndim(x, name) == 0:
+            raise ValueError(f"{name}: input must be at least 1-d")
+        return apply(fn.op, (x,), {"k": _shapes.as_int(k, name, "k")})
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The {side} triangle (on and {'above' if side == 'upper' else 'below'} "
-                  f"diagonal ``k``) of the last two axes, NumPy's ``np.{op.name}``; the rest "
-                  f"zero.")
+                  f"diagonal ``k``) of the last two axes, NumPy's ``np.{name}``; the rest zero.")
     return fn
 
 
-triu = _triangle(_triu_op, "upper")
-tril = _triangle(_tril_op, "lower")
-triu.op, tril.op = _triu_op, _tril_op
+# the triangle of g: the mask is its own adjoint (a 1-D input is broadcast to (n, n) first, as
+# NumPy does; the engines sum the gradient back over the rows)
+triu = defop("triu", lambda x, k: np.triu(x, k), lambda g, ans, x, k: triu(g, k),
+             function=_triangle("triu", "upper"), shape=_tri_shape("triu"), exports=TOP)
+tril = defop("tril", lambda x, k: np.tril(x, k), lambda g, ans, x, k: tril(g, k),
+             function=_triangle("tril", "lower"), shape=_tri_shape("tril"), exports=TOP)

@@ -8,6 +8,7 @@ the fetched values -- copies where a value could alias a feed, a variable, a con
 """
 from __future__ import annotations
 
+import operator
 import threading
 
 import numpy as np
@@ -111,8 +112,9 @@ def _commit_converter(p, fetched=()):
 
 # 0-d float steps whose Python operator is exactly NumPy's scalar arithmetic (operands are
 # NumPy scalars or weak Python scalars), emitted inline by the code generator
-_INLINE = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
-           "divide": "{0} / {1}", "negative": "-{0}"}
+#: an op's Python operator (its ``operator`` field) -> the expression a 0-d step is inlined as
+_INLINE = {operator.add: "{0} + {1}", operator.sub: "{0} - {1}", operator.mul: "{0} * {1}",
+           operator.truediv: "{0} / {1}", operator.neg: "-{0}"}
 
 
 def _scalar_step(p) -> bool:
@@ -212,9 +214,9 @@ class Plan:
             elif kind == "var":
                 lines.append(f"    {nm} = S[{p.var_index}]")
                 lines.append(f"    if {nm} is U: _uninit({p.var_index})")
-            elif kind == "op" and p.op.name in _INLINE and _scalar_step(p):
+            elif kind == "op" and p.op.operator in _INLINE and _scalar_step(p):
                 args = [names[id(q)] for q in p.inputs]
-                lines.append(f"    {nm} = {_INLINE[p.op.name].format(*args)}")
+                lines.append(f"    {nm} = {_INLINE[p.op.operator].format(*args)}")
             elif kind in ("op", "call"):
                 fn = f"f{k}"
                 ns[fn] = p.fn if kind == "call" else (ufunc_of(p) if p.buf >= 0

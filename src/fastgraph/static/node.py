@@ -26,7 +26,7 @@ _ndarray = np.ndarray
 
 def _pseudo(name: str) -> OpDef:
     """Graph-only operations (sources, state): not in the registry, never run by NumPy."""
-    return OpDef(name, None, (), None, False, None, False, False)
+    return OpDef(name, differentiable=False)
 
 
 PLACEHOLDER = _pseudo("Placeholder")
@@ -306,7 +306,7 @@ def _dummy(node, shape_mode):
 
 def _infer_dtype(op: OpDef, inputs, attrs, akey):
     elementwise = op.elementwise
-    key = (op.name, tuple([type(n.value) if n.weak else n.dtype for n in inputs]), akey,
+    key = (op, tuple([type(n.value) if n.weak else n.dtype for n in inputs]), akey,
            None if elementwise else tuple(n.shape for n in inputs))
     dt = _DTYPE_CACHE.get(key)
     if dt is not None:
@@ -348,10 +348,6 @@ def _probe_shape(op, inputs, attrs):
 
 
 # ---- the static applier ------------------------------------------------------------------------
-# Ops whose every application is a new node, never shared by hash-consing: ``identity`` is how the
-# transforms mark "the variable being differentiated", which must stay apart from other uses of
-# the same value (``grad(lambda y: x * y)(x)`` differentiates the ``y`` path only).
-_NEW_EACH_TIME = frozenset({"identity"})
 
 
 def static_apply(op: OpDef, args: tuple, attrs):
@@ -375,8 +371,8 @@ def static_apply(op: OpDef, args: tuple, attrs):
         attrs = None
     akey = attrs_key(attrs)
     # (list comprehensions, not generators: this runs once per node built)
-    cons_key = (op.name, tuple([n.id for n in inputs]), akey)
-    fresh = op.name in _NEW_EACH_TIME
+    cons_key = (op, tuple([n.id for n in inputs]), akey)
+    fresh = op.distinct     # (every application a new node: never shared by hash-consing)
     node = None if fresh else graph._cons.get(cons_key)
     if node is not None:
         return node

@@ -28,6 +28,7 @@ and :class:`BlasMatmul` (the product step itself).
 """
 from __future__ import annotations
 
+import operator
 from math import prod
 
 import numpy as np
@@ -142,21 +143,26 @@ def _scalar_const(q, dtype):
         return dtype.type(value)
 
 
+def _permutation(q):
+    """The axes step ``q`` reorders (an op with a ``permutation``), or None."""
+    if q.kind != "op" or q.op.permutation is None or not known(q.shape):
+        return None
+    return tuple(q.op.permutation(len(q.shape), **(q.attrs or {})))
+
+
 def is_last_swap(q) -> bool:
-    """Is step ``q`` a ``swapaxes`` of its last two axes (as a matmul's gradient makes)?"""
-    if q.kind != "op" or q.op.name != "swapaxes" or not known(q.shape) or len(q.shape) < 2:
+    """Is step ``q`` a swap of its last two axes (as a matmul's gradient makes)?"""
+    perm = _permutation(q)
+    if perm is None or len(perm) < 2:
         return False
-    nd = len(q.shape)
-    return {q.attrs["axis1"] % nd, q.attrs["axis2"] % nd} == {nd - 2, nd - 1}
+    nd = len(perm)
+    return perm == tuple(range(nd - 2)) + (nd - 1, nd - 2)
 
 
 def is_matrix_transpose(q) -> bool:
     """Is step ``q`` a 2-D transpose (``swapaxes``, as in gradients, or ``transpose``)?  BLAS
     reads its input as it is, transposed."""
-    if q.kind != "op" or not known(q.shape) or len(q.shape) != 2:
-        return False
-    return is_last_swap(q) or (q.op.name == "transpose" and
-                               (q.attrs or {}).get("axes") in (None, (1, 0)))
+    return _permutation(q) == (1, 0)
 
 
 def direct_call_refused(dt, a, b, ta: bool, tb: bool, scaled: bool, max_mnk: int):
@@ -183,10 +189,10 @@ def blas(ir, ctx) -> None:
     loaded = None
     n = 0
     for u in order:
-        if u.kind != "op" or u.op.name != "subtract" or u.attrs:
+        if u.kind != "op" or u.op.operator is not operator.sub or u.attrs:
             continue
         v, w = (resolve(q) for q in u.inputs)
-        if w.kind != "op" or w.op.name != "multiply" or w.attrs or \
+        if w.kind != "op" or w.op.operator is not operator.mul or w.attrs or \
                 users.get(id(w)) != [u] or id(w) in kept:
             continue
         dt = u.dtype
@@ -196,7 +202,7 @@ def blas(ir, ctx) -> None:
             continue
         x, y = (resolve(q) for q in w.inputs)
         for mm, c in ((x, y), (y, x)):
-            if mm.kind == "op" and mm.op.name == "matmul" and not mm.attrs:
+            if mm.kind == "op" and mm.op.blas == "product" and not mm.attrs:
                 break
         else:
             continue

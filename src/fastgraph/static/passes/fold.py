@@ -12,11 +12,6 @@ import numpy as np
 
 from ..plan import known
 
-#: op name -> positions of the inputs it reads only for their shape and dtype
-SHAPE_ONLY = {"broadcast_like": (1,), "size_ratio": (0, 1), "reshape_like": (1,),
-              "sum_to_like": (1,)}
-
-
 def _stand_in(q):
     """A free array of ``q``'s shape and dtype (its values are never read), or ``None``."""
     if not known(q.shape) or q.dtype is None:
@@ -26,7 +21,7 @@ def _stand_in(q):
 
 def _fold_inputs(p):
     """The values to evaluate ``p`` on at compile time, or ``None`` when ``p`` must run later."""
-    shape_only = SHAPE_ONLY.get(p.op.name, ())
+    shape_only = p.op.shape_only     # inputs read only for their shape and dtype
     vals = []
     for k, q in enumerate(p.inputs):
         if q.kind == "const":

@@ -28,6 +28,7 @@ from math import prod
 
 import numpy as np
 
+from ... import ops as F
 from ..plan import PNode, known, resolve, users_of
 
 #: force fusion of every candidate region (tests compare fused and unfused plans on tiny inputs)
@@ -50,12 +51,6 @@ ELEM_VM_US = 0.04e-3
 
 _F = (np.dtype(np.float32), np.dtype(np.float64))
 _BOOL = np.dtype(np.bool_)
-_CMP = {"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"}
-_TRANSPARENT = {"broadcast_like", "broadcast_to"}
-_REDUCE = {"sum", "mean", "max", "min"}
-_CHEAP = {"add", "subtract", "multiply", "negative", "abs", "square", "maximum", "minimum",
-          "relu", "sign", "copy", "less", "less_equal", "greater", "greater_equal", "equal",
-          "not_equal", "where", "clip", "floor", "ceil"}
 
 
 class _Region:
@@ -90,19 +85,18 @@ def _vm_ops():
 
 def _compute_dtype(p, vm):
     """The float dtype member ``p`` computes in, or ``None`` when ``p`` cannot be fused."""
-    if p.kind != "op" or p.attrs and p.op.name not in ("broadcast_to",):
+    if p.kind != "op" or p.attrs and not p.op.broadcasting:
         return None
     op = p.op
-    name = op.name
     if not known(p.shape):
         return None
-    if name in _TRANSPARENT:
+    if op.broadcasting:
         return p.dtype if p.dtype in _F and p.inputs[0].dtype == p.dtype else None
     if not op.elementwise or op.opcode not in vm:
         return None
-    if name == "power" and not _power_exponent_ok(p.inputs[1]):
+    if op.stride0_operand is not None and not _power_exponent_ok(p.inputs[op.stride0_operand]):
         return None
-    if name in _CMP:
+    if op.compares:
         dts = [q.dtype for q in p.inputs if not _weak(q)]
         if not dts or any(d is None for d in dts):
             return None
@@ -125,7 +119,7 @@ def _weak(q) -> bool:
 
 def _root(q):
     """``q`` seen through the broadcasts the kernel makes free (what a kernel reads)."""
-    while q.kind == "op" and q.op.name in _TRANSPARENT:
+    while q.kind == "op" and q.op.broadcasting:
         q = q.inputs[0]
     return q
 
@@ -158,9 +152,9 @@ def _input_ok(q, dt) -> bool:
 
 def _reduce_spec(p, x_shape):
     """``(kind, axes, keepdims)`` of a reduction step over a member of shape ``x_shape``."""
-    name = p.op.name
+    kind = p.op.reduction
     nd = len(x_shape)
-    if name in _REDUCE:
+    if kind is not None:
         a = p.attrs or {}
         axis = a.get("axis")
         keep = bool(a.get("keepdims", False))
@@ -178,8 +172,8 @@ def _reduce_spec(p, x_shape):
                 return None
         if not axes or not _trailing(axes, nd):
             return None
-        return name, axes, keep
-    if name == "sum_to_like":
+        return kind, axes, keep
+    if p.op.unbroadcast:
         ts = p.shape
         lead = nd - len(ts)
         if lead < 0:
@@ -221,7 +215,7 @@ def _sinks(order, outputs, vm) -> set:
       one more pass over the slot variable, into a buffer, and the update could not be
       written into the variable in place."""
     cmps = [p for p in order if p.kind == "op" and (
-        p.op.name in _CMP or (p.op.name not in _TRANSPARENT and p.inputs
+        p.op.compares or (not p.op.broadcasting and p.inputs
                               and all(q.kind in _SOURCES for q in p.inputs)))]
     if not cmps:
         return set()        # the common case: no users map to build
@@ -235,7 +229,7 @@ def _sinks(order, outputs, vm) -> set:
         if len(us) != 1 or _compute_dtype(p, vm) is None:
             continue
         u = us[0]
-        if (u.kind == "op" and u.op.name not in _TRANSPARENT and u.op.name not in _CMP
+        if (u.kind == "op" and not u.op.broadcasting and not u.op.compares
                 and _compute_dtype(u, vm) == _compute_dtype(p, vm)
                 and tuple(u.shape) == tuple(p.shape)):
             sinks.add(id(p))
@@ -301,8 +295,8 @@ def _worth(reg) -> bool:
     k = reg.nops
     if k == 1 and reg.red is None:
         # one op: a ufunc with out= is as good, unless the VM's own kernel is much faster
-        op = next(m for m in reg.members if m.op.name not in _TRANSPARENT).op.name
-        if op in _CHEAP or op not in ("exp", "expm1", "tanh", "sigmoid", "softplus"):
+        op = next(m for m in reg.members if not m.op.broadcasting).op
+        if op.cheap or not op.fuse_alone:
             return False
     members = {id(m) for m in reg.members}
     outside = {}        # id -> step: each outside input once (a constant read 1000s of times)
@@ -334,7 +328,7 @@ PARALLEL_MIN = 1 << 18
 def _work(reg) -> int:
     """Estimated work per element of a region, in ``add``-equivalents."""
     from ...fused.opcodes import BY_NAME, work_units
-    return sum(work_units(m.op.name) for m in reg.members if m.op.name in BY_NAME)
+    return sum(work_units(m.op.opcode) for m in reg.members if m.op.opcode in BY_NAME)
 
 
 def _geometry(n: int, work: int) -> dict:
@@ -371,8 +365,8 @@ def _strategy(n: int, work: int) -> dict:
 
 
 #: ops whose NumPy forward runs BLAS or LAPACK (OpenBLAS's threaded routines; ``np.einsum``
-#: without ``optimize=`` does not)
-BLAS_OPS = frozenset({"matmul", "inv", "solve", "det", "logabsdet", "signdet"})
+#: without ``optimize=`` does not): their declarations' ``blas`` field
+BLAS_OPS = frozenset(name for name, op in F.REGISTRY.items() if op.blas is not None)
 #: OpenBLAS computes a product of up to this many multiply-adds (M*N*K) on the calling thread;
 #: larger ones go to its own worker threads
 BLAS_THREADED_MNK = 1 << 18
@@ -407,9 +401,9 @@ def _runs_threaded_blas(order) -> bool:
     for p in order:
         if p.kind == "call" and getattr(p.fn, "threaded_blas", False):
             return True     # the ``blas`` pass's calls
-        if p.kind != "op" or p.op.name not in BLAS_OPS:
+        if p.kind != "op" or p.op.blas is None:
             continue
-        if p.op.name == "matmul":
+        if p.op.blas == "product":
             mnk = _matmul_mnk(p)
             if mnk is not None and mnk <= BLAS_THREADED_MNK:
                 continue
@@ -466,9 +460,9 @@ def fuse(ir, ctx) -> None:
         if sunk:                # read through: the consumer takes the comparison's inputs
             ins = [x for q in ins for x in (q.inputs if q in sunk else (q,))]
         if dt is not None:
-            name = p.op.name
+            broadcast = p.op.broadcasting
             shape = tuple(p.shape)
-            used_ins = ins[:1] if name in _TRANSPARENT else ins
+            used_ins = ins[:1] if broadcast else ins
             cand = []
             for q in used_ins:
                 r = region_get(id(q))
@@ -546,10 +540,10 @@ def fuse(ir, ctx) -> None:
                     joined.nops += 1
                     region_of[id(q)] = joined
                 joined.members.append(p)
-                if name not in _TRANSPARENT:
+                if not broadcast:
                     joined.nops += 1
                 region_of[id(p)] = joined
-        elif p.kind == "op" and p.inputs and (p.op.name in _REDUCE or p.op.name == "sum_to_like"):
+        elif p.kind == "op" and p.inputs and (p.op.reduction or p.op.unbroadcast):
             # a trailing reduction of a member joins its region as a reduced output
             x = p.inputs[0]
             r = region_get(id(x))
@@ -558,7 +552,7 @@ def fuse(ir, ctx) -> None:
                 spec = _reduce_spec(p, r.shape) if tuple(x.shape) == r.shape else None
                 ok = (spec is not None and p.dtype == r.dtype and known(p.shape)
                       and (r.red is None or r.red == spec[1:]))
-                if ok and p.op.name == "sum_to_like":
+                if ok and p.op.unbroadcast:
                     q = p.inputs[1]
                     ok = id(q) not in pos or (dep_get(id(q), -1) < r.id and id(q) not in region_of)
                 if ok:
@@ -648,21 +642,21 @@ def fuse(ir, ctx) -> None:
         outs = []
         specs = []
         for m in members:
-            name = m.op.name
-            if name in _TRANSPARENT or id(m) in is_red:
+            if m.op.broadcasting or id(m) in is_red:
                 e = leaf(m.inputs[0])
             else:
-                # most operands are earlier members: their expression is already made
-                args = [exprs.get(id(q)) or leaf(q) for q in m.inputs] if name != "power" \
-                    else [exprs.get(id(m.inputs[0])) or leaf(m.inputs[0]),
-                          power_exponent(m.inputs[1])]
+                # most operands are earlier members: their expression is already made (an
+                # exponent NumPy's loop special-cases, power's, is read as a constant if it is)
+                k0 = m.op.stride0_operand
+                args = [power_exponent(q) if j == k0 else (exprs.get(id(q)) or leaf(q))
+                        for j, q in enumerate(m.inputs)]
                 opcode = m.op.opcode
                 e = _peephole(opcode, args) or Expr.op(opcode, *args)
             exprs[id(m)] = e
             if id(m) in outside_used:
                 outs.append(m)
                 if id(m) in is_red:
-                    kind = "sum" if name == "sum_to_like" else name
+                    kind = "sum" if m.op.unbroadcast else m.op.reduction
                     axes = None if r.red[0] == tuple(range(len(r.shape))) else r.red[0]
                     specs.append((kind, axes, r.red[1]))
                 else:
@@ -691,7 +685,7 @@ def fuse(ir, ctx) -> None:
         kern = compile_kernel([exprs[id(m)] for m in outs],
                               reduce=specs if any(s is not None for s in specs) else None,
                               nin=len(inputs), name=kname, **settings)
-        ops = [m.op.name for m in members if m.op.name not in _TRANSPARENT]
+        ops = [m.op.name for m in members if not m.op.broadcasting]
         n_ops_total += len(ops)
         dt = r.dtype
         call = PNode("call", None, None, inputs, None, outs[0].shape, outs[0].dtype,
@@ -725,8 +719,7 @@ def fuse(ir, ctx) -> None:
         new_nodes.append((call, targets))
         for m, t in zip(outs, targets):
             if m.dtype == _BOOL:   # comparisons are 0/1 floats in the kernel
-                from ...ops import REGISTRY
-                c = PNode("op", None, REGISTRY["astype"], [t], {"dtype": _BOOL}, m.shape,
+                c = PNode("op", None, F.astype.op, [t], {"dtype": _BOOL}, m.shape,
                           _BOOL, name=m.name)
                 t2 = c
                 bool_src[id(c)] = t

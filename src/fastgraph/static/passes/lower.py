@@ -14,15 +14,15 @@ generic op's run-time shape logic, and the result can be written into a planned 
 * a 2-D float ``matmul`` of up to ``DIRECT_MAX_MNK`` multiply-adds makes NumPy's own BLAS call
   directly (``_blas.scaled_matmul`` with ``alpha = 1``, checked once per shape against
   ``np.matmul``): ~1.5 us less per product than the ufunc machinery around it;
-* a ``cross_entropy(x, y)`` and its gradient ``cross_entropy_grad(g, x, y)`` (a constant seed)
-  become one call returning both, from one pass over the rows, read by two ``proj`` steps.
+* an op and its gradient op computed together (the gradient's ``computed_with`` field:
+  ``cross_entropy(x, y)`` and ``cross_entropy_grad(g, x, y)`` with a constant seed) become one
+  call returning both, from one pass over the rows, read by two ``proj`` steps.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...kernels.elementwise import sum_leading as _sum_leading
-from ...ops.nn import cross_entropy_and_grad
 from ..plan import PNode, known, live_order, resolve
 from .blas import BlasMatmul, direct_call_refused, is_last_swap, is_matrix_transpose
 
@@ -63,28 +63,31 @@ def _leading_sum(p):
     return tuple(range(lead))
 
 
-def _pair_cross_entropy(ir, ctx) -> int:
-    """A ``cross_entropy(x, y)`` and a ``cross_entropy_grad(g, x, y)`` (its gradient, with a
-    constant seed ``g``: it cannot depend on the loss) become one call, read by two ``proj``
-    steps in their places: the softmax's parts are computed once, the values are the same."""
+def _pair_computed_together(ir, ctx) -> int:
+    """A step of an op ``f(x, y)`` and one of its gradient op ``df(g, x, y)`` whose declaration
+    says they are computed together (``computed_with=(f, both)``; ``cross_entropy`` and its
+    gradient), with a constant seed ``g`` (so it cannot depend on the value), become one call
+    ``both(g, x, y)``, read by two ``proj`` steps in their places: the shared parts are
+    computed once, the values are the same."""
     order = ir.order
+    steps = [p for p in live_order(ir) if p.kind == "op" and not p.attrs]
+    partners = {id(p.op.computed_with[0]) for p in steps if p.op.computed_with is not None}
     losses, grads = {}, []
-    for p in live_order(ir):
-        if p.kind == "op" and not p.attrs:
-            if p.op.name == "cross_entropy":
-                x, y = (resolve(q) for q in p.inputs)
-                losses.setdefault((id(x), id(y)), p)
-            elif p.op.name == "cross_entropy_grad" and resolve(p.inputs[0]).kind == "const":
-                grads.append(p)
+    for p in steps:
+        if id(p.op) in partners:
+            losses.setdefault((id(p.op),) + tuple(id(resolve(q)) for q in p.inputs), p)
+        elif p.op.computed_with is not None and resolve(p.inputs[0]).kind == "const":
+            grads.append(p)
     n = 0
     for p in grads:
-        g, x, y = (resolve(q) for q in p.inputs)
-        q = losses.pop((id(x), id(y)), None)
+        partner, both = p.op.computed_with
+        g, *rest = (resolve(q) for q in p.inputs)
+        q = losses.pop((id(partner),) + tuple(id(r) for r in rest), None)
         if q is None:
             continue
-        call = PNode("call", None, None, [g, x, y], None, None, None,
-                     name="cross_entropy_and_grad")
-        call.fn = cross_entropy_and_grad
+        call = PNode("call", None, None, [g] + rest, None, None, None,
+                     name=getattr(both, "__name__", "computed_together"))
+        call.fn = both
         call.n_outputs = 2
         first = min(order.index(p), order.index(q))
         order.insert(first, call)
@@ -93,28 +96,27 @@ def _pair_cross_entropy(ir, ctx) -> int:
             step.inputs = [call]
             step.index = index
             step.op = None
-        ctx.note("lower", f"{q.name}, {p.name}: cross_entropy and its gradient in one pass")
+        ctx.note("lower", f"{q.name}, {p.name}: {partner.name} and its gradient in one pass")
         n += 1
     return n
 
 
 def lower(ir, ctx) -> None:
-    n = _pair_cross_entropy(ir, ctx)
+    n = _pair_computed_together(ir, ctx)
     for p in live_order(ir):
         if p.kind != "op":
             continue
-        name = p.op.name
-        if name == "sum_to_like":
+        if p.op.unbroadcast:
             axes = _leading_sum(p)
             if axes is None:
                 continue
             p.kind = "call"
-            p.fn = LeadingSum(axes, "sum_to_like")
+            p.fn = LeadingSum(axes, p.op.name)
             p.inputs = p.inputs[:1]
             p.fresh = True
-            ctx.note("lower", f"{p.name}: sum_to_like -> add.reduce(axis={axes})")
+            ctx.note("lower", f"{p.name}: {p.op.name} -> add.reduce(axis={axes})")
             n += 1
-        elif name == "matmul" and not p.attrs and known(p.shape) and len(p.shape) >= 2:
+        elif p.op.blas == "product" and not p.attrs and known(p.shape) and len(p.shape) >= 2:
             a, b = p.inputs
             if len(p.shape) == 2:
                 ta, tb = is_matrix_transpose(a), is_matrix_transpose(b)

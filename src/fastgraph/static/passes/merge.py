@@ -27,7 +27,7 @@ def merge(ir, ctx) -> None:
             if ins[k].repl is not None:
                 ins[k] = resolve(ins[k])
         if p.kind == "op":
-            key = (p.op.name, tuple([id(q) for q in ins]), attrs_key(p.attrs))
+            key = (p.op, tuple([id(q) for q in ins]), attrs_key(p.attrs))
         elif p.kind == "const":
             key = _const_key(p)
         else:

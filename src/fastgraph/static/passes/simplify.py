@@ -11,6 +11,8 @@ sums of a one-hot ``put_labels`` of a nonzero constant are that constant.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..plan import known
@@ -30,32 +32,24 @@ def _is_const(q, c) -> bool:
         return False
 
 
-_RIGHT_UNIT = {"add": 0, "subtract": 0, "multiply": 1, "divide": 1, "power": 1}
-_LEFT_UNIT = {"add": 0, "multiply": 1}
-#: the sign of the zero that leaves every float unchanged (``-0.0`` included) under the op
-_EXACT_ZERO_SIGN = {"add": True, "subtract": False}
-
-
-def _exact_unit(name, q, dtype) -> bool:
-    """Whether constant ``q`` (already known equal to the unit) leaves ``x`` unchanged under
-    ``name``: a zero must have the right sign for floats (``x + (-0.0)``, ``x - 0.0``)."""
-    want = _EXACT_ZERO_SIGN.get(name)
-    if want is None or np.dtype(dtype).kind in "iub":
+def _exact_unit(u, q, dtype) -> bool:
+    """Whether constant ``q`` (already known equal to the identity ``u``) leaves ``x``
+    unchanged: a zero must have the identity's sign for floats (``x + (-0.0)``, ``x - 0.0``)."""
+    kind = np.dtype(dtype).kind
+    if u != 0 or kind in "iub":
         return True
-    if np.dtype(dtype).kind != "f":
+    if kind != "f":
         return False
     try:
-        return bool(np.all(np.signbit(np.asarray(q.value, dtype=np.float64)) == want))
+        return bool(np.all(np.signbit(np.asarray(q.value, dtype=np.float64)) == np.signbit(u)))
     except Exception:
         return False
-_SAME = {"identity", "astype", "reshape", "reshape_like", "broadcast_to", "broadcast_like",
-         "sum_to_like", "expand_dims", "squeeze"}
 
 
-def _unit_label(name, u, dtype) -> str:
-    if name in _EXACT_ZERO_SIGN and np.dtype(dtype).kind == "f":
-        return "-0.0" if _EXACT_ZERO_SIGN[name] else "0.0"
-    return str(u)
+def _unit_label(u, dtype) -> str:
+    if u == 0 and np.dtype(dtype).kind == "f":
+        return "-0.0" if np.signbit(u) else "0.0"
+    return str(int(u)) if float(u).is_integer() else str(u)
 
 
 def _same(p, x) -> bool:
@@ -65,26 +59,28 @@ def _same(p, x) -> bool:
 
 
 def _rewrite(p):
-    name = p.op.name
+    op = p.op
+    name = op.name
     ins = p.inputs
     if len(ins) == 2:
         a, b = ins
-        u = _RIGHT_UNIT.get(name)
-        if u is not None and _is_const(b, u) and _same(p, a) and _exact_unit(name, b, p.dtype):
-            return a, f"{name}(x, {_unit_label(name, u, p.dtype)}) -> x"
-        u = _LEFT_UNIT.get(name)
-        if u is not None and _is_const(a, u) and _same(p, b) and _exact_unit(name, a, p.dtype):
-            return b, f"{name}({_unit_label(name, u, p.dtype)}, x) -> x"
-        if name in _SAME and _same(p, a):
+        u = op.right_identity
+        if u is not None and _is_const(b, u) and _same(p, a) and _exact_unit(u, b, p.dtype):
+            return a, f"{name}(x, {_unit_label(u, p.dtype)}) -> x"
+        u = op.left_identity
+        if u is not None and _is_const(a, u) and _same(p, b) and _exact_unit(u, a, p.dtype):
+            return b, f"{name}({_unit_label(u, p.dtype)}, x) -> x"
+        if op.noop_same_shape and _same(p, a):
             return a, f"{name}(x, like) -> x (same shape)"
     elif len(ins) == 1:
         (a,) = ins
-        if name == "negative" and a.kind == "op" and a.op.name == "negative" and _same(p, a.inputs[0]):
-            return a.inputs[0], "-(-x) -> x"
-        if name in _SAME and _same(p, a):
+        if op.involution and a.kind == "op" and a.op is op and _same(p, a.inputs[0]):
+            twice = "-(-x)" if op.operator is operator.neg else f"{name}({name}(x))"
+            return a.inputs[0], f"{twice} -> x"
+        if op.noop_same_shape and _same(p, a):
             return a, f"{name}(x) -> x (same shape and dtype)"
-        if name == "transpose" and _same(p, a) and len(p.shape) <= 1:
-            return a, "transpose(x) -> x (ndim <= 1)"
+        if op.permutation is not None and _same(p, a) and len(p.shape) <= 1:
+            return a, f"{name}(x) -> x (ndim <= 1)"
     return None, None
 
 
@@ -93,7 +89,7 @@ def _mask_from_relu(p, relu_of, pos) -> bool:
     computes ``relu(x)`` before it: ``relu(x) > 0`` exactly when ``x > 0`` (NaN and -0.0
     included), and ``x`` need not stay alive for the backward pass (it can be overwritten in
     place by the ReLU and the mask can join the backward kernel)."""
-    if p.op.name != "greater" or len(p.inputs) != 2 or not _is_const(p.inputs[1], 0):
+    if p.op.compares != "gt" or len(p.inputs) != 2 or not _is_const(p.inputs[1], 0):
         return False
     if np.ndim(p.inputs[1].value) != 0:
         return False
@@ -109,14 +105,15 @@ def _one_hot_row_sum(p):
     zeros is ``c`` as a column: each row of ``put_labels`` holds ``c[i]`` once and zeros
     elsewhere, and adding zeros to a nonzero value is exact (cross-entropy's gradient through
     ``log_softmax``).  Returns the constant column's value, or ``None``."""
-    if p.op.name != "sum" or len(p.inputs) != 1 or not known(p.shape) or len(p.shape) != 2:
+    if p.op.reduction != "sum" or len(p.inputs) != 1 or not known(p.shape) or \
+            len(p.shape) != 2:
         return None
     a = p.attrs or {}
     if not a.get("keepdims") or a.get("axis") not in (-1, 1, (-1,), (1,)) or set(a) - {
             "axis", "keepdims"}:
         return None
     g = p.inputs[0]
-    if g.kind != "op" or g.op.name != "put_labels" or g.inputs[0].kind != "const":
+    if g.kind != "op" or not g.op.one_hot or g.inputs[0].kind != "const":
         return None
     c = np.asarray(g.inputs[0].value)
     if c.ndim != 1 or c.shape[0] != p.shape[0] or c.dtype != p.dtype or not np.all(c != 0):
@@ -138,7 +135,7 @@ def simplify(ir, ctx) -> None:
         for k in range(len(ins)):
             if ins[k].repl is not None:
                 ins[k] = resolve(ins[k])
-        if p.op.name == "relu" and len(ins) == 1:
+        if p.op.same_positives and len(ins) == 1:
             relu_of.setdefault(id(ins[0]), p)
         elif _mask_from_relu(p, relu_of, pos):
             n += 1
