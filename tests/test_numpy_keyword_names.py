@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import fastgraph as fg
-from fastgraph.eager.numpy_protocols import FUNCTIONS
+from fastgraph.eager.numpy_protocols import _C_SIGNATURES, FUNCTIONS, _numpy_signature
 
 DATA = np.array([[0.5, 1.2, 0.7], [1.6, 0.9, 1.1]])
 M = lambda x: x[:, :2]  # noqa: E731  (a 2x2 matrix out of the 2x3 input: det -1.47)
@@ -128,12 +128,23 @@ def test_every_function_with_its_own_names_is_covered():
     for func, fn in FUNCTIONS.items():
         if isinstance(func, np.ufunc):
             continue
-        np_params = list(inspect.signature(func).parameters.values())
+        np_params = list(_numpy_signature(func).parameters.values())
         fg_first = next(iter(inspect.signature(fn).parameters))
         names = {p.name for p in np_params if p.kind in keywordable}
         if np_params[0].name in names and np_params[0].name != fg_first \
                 or names & {"min", "max", "newshape", "shape"}:
             assert func.__name__ in covered, func.__name__
+
+
+@pytest.mark.parametrize("name", sorted(_C_SIGNATURES))
+def test_the_c_signature_table_is_numpys_own(name):
+    """The signatures fastgraph assumes for NumPy's C functions (before 2.4 NumPy reports
+    none) are the ones NumPy reports where it does."""
+    try:
+        want = inspect.signature(getattr(np, name))
+    except ValueError:
+        pytest.skip(f"this NumPy ({np.__version__}) reports no signature for np.{name}")
+    assert _C_SIGNATURES[name] == want
 
 
 def test_the_gradient_of_np_sum_by_keyword():

@@ -160,6 +160,26 @@ _POSITIONAL = (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)
 _ANY_NUMBER = 1 << 30
 
 
+def _where(condition, x=None, y=None, /): ...
+def _concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"): ...
+def _dot(a, b, out=None): ...
+
+
+# C functions whose signature NumPy reports only from 2.4 on, as 2.4 reports it (earlier releases
+# take the same arguments, but ``inspect.signature`` finds none for them).
+_C_SIGNATURES = {f.__name__[1:]: inspect.signature(f) for f in (_where, _concatenate, _dot)}
+
+
+def _numpy_signature(func):
+    """``inspect.signature`` of a NumPy function, or None where neither it nor the table knows one."""
+    try:
+        return inspect.signature(func)
+    except (TypeError, ValueError):
+        if getattr(func, "__module__", None) == "numpy":
+            return _C_SIGNATURES.get(func.__name__)
+        return None
+
+
 class _Plan:
     """How a NumPy function's arguments become its fastgraph function's (one per pair)."""
     __slots__ = ("np_sig", "np_kinds", "np_defaults", "fg_sig", "fg_params", "target", "n_fast", "n_required",
@@ -170,10 +190,9 @@ class _Plan:
         self.fg_params = list(self.fg_sig.parameters.values())
         self.n_required = sum(1 for p in self.fg_params
                               if p.kind in _POSITIONAL and p.default is _P.empty)
-        try:
-            self.np_sig = inspect.signature(func)
-        except (TypeError, ValueError):  # no signature known: fastgraph's names only, as given
-            self.np_sig, self.n_fast, self.direct = None, 0, {}
+        self.np_sig = _numpy_signature(func)
+        if self.np_sig is None:  # no signature known: fastgraph's names only, as given
+            self.n_fast, self.direct = 0, {}
             return
         np_params = list(self.np_sig.parameters.values())
         self.np_kinds = {p.name: p.kind for p in np_params}
