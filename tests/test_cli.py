@@ -258,6 +258,15 @@ def _setup_fused_vm(monkeypatch, mods):
     return Counter([("fastgraph", "fastgraph_1thread", 1.0 / m.TARGET_THREAD_SPEEDUP)])
 
 
+def _setup_numeric(monkeypatch, mods):
+    m = mods["bench_numeric"]
+    # every peer's value and gradient stood in by the hand-written NumPy one
+    monkeypatch.setattr(m, "LOGISTIC_PEERS", {k: (lib, m._logistic_numpy)
+                                              for k, (lib, _) in m.LOGISTIC_PEERS.items()})
+    _patch_bench(monkeypatch, m, {"autograd": object(), "jax": object(), "torch": object()})
+    return Counter((a, b, t) for (a, b), t in m.LOGISTIC_TARGETS.items())
+
+
 _TARGET_SETUPS = {
     "tape_scalar": ("bench_tape_scalar", _setup_tape),
     "tape_vector": ("bench_tape_vector", _setup_tape),
@@ -267,6 +276,7 @@ _TARGET_SETUPS = {
     "compile": ("bench_compile", _setup_compile),
     "fused": ("bench_fused", _setup_fused),
     "fused_vm": ("bench_fused_vm", _setup_fused_vm),
+    "numeric": ("bench_numeric", _setup_numeric),
 }
 
 

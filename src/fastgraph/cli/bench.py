@@ -41,6 +41,7 @@ SUITE = {
     "call_overhead": "bench_call_overhead",
     "compile": "bench_compile",
     "toposort": "bench_toposort",
+    "numeric": "bench_numeric",
 }
 
 #: Peer libraries: import name -> distribution name (for versions and the "missing" list).

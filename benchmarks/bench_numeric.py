@@ -1,0 +1,191 @@
+"""Numeric scripts with gradients: the value-and-gradient call an optimiser makes, fastgraph
+against HIPS autograd, JAX (jit and no-jit), PyTorch and a hand-written NumPy function.
+
+Each workload is one objective ``f(w) -> (value, gradient)`` as ``scipy.optimize.minimize(f, w0,
+jac=True)`` calls it: a float64 NumPy array in, a float and a float64 array out.  Candidates:
+
+* ``numpy``: the value and the gradient written out by hand with NumPy (the reference);
+* ``autograd``: ``autograd.value_and_grad`` of the objective written with ``autograd.numpy``;
+* ``jax_jit`` / ``jax``: ``jax.value_and_grad`` with and without ``jax.jit`` (x64 enabled), the
+  results converted to NumPy as SciPy needs them;
+* ``torch``: the objective on a leaf tensor, ``backward()``, the gradient as NumPy;
+* ``fastgraph``: eager ``fg.value_and_grad`` of the objective written with ``fastgraph.numpy``;
+* ``fastgraph_function``: ``fg.function(fg.value_and_grad(objective))``, the traced, optimised
+  and fused plan.
+
+Workloads (each a function returning its candidates and targets, registered in ``WORKLOADS``):
+
+* ``logistic``: L2-regularised logistic regression, ``X`` 1,000 x 20 float64, labels +-1:
+  ``mean(logaddexp(0, -y * (X @ w))) + 0.005 * (w @ w)``.  Targets: eager ``fastgraph`` at most
+  0.3x ``autograd``; ``fastgraph_function`` at most 1.0x ``numpy`` and at most 0.5x ``jax_jit``.
+
+Method: ``benchmarks._timing.compare`` (candidates interleaved round by round in a shuffled
+order, medians with min/max); every candidate's value and gradient are first checked against the
+hand-written NumPy ones.  Per-call times in microseconds.
+
+Run: ``python benchmarks/bench_numeric.py [--quick] [--json out.json]`` or
+``python -m fastgraph bench --only numeric``.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._timing import compare, peers, print_results, script_main  # noqa: E402
+
+
+# ---- workload 1: L2-regularised logistic regression ------------------------------------------------
+N_SAMPLES, N_FEATURES, L2 = 1000, 20, 0.005
+
+
+def _logistic_data():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((N_SAMPLES, N_FEATURES))
+    w_true = rng.standard_normal(N_FEATURES)
+    y = np.where(X @ w_true + 0.5 * rng.standard_normal(N_SAMPLES) > 0, 1.0, -1.0)
+    w0 = 0.1 * rng.standard_normal(N_FEATURES)
+    return X, y, w0
+
+
+def _logistic_loss(np_, X, y):
+    """The objective, written once for every NumPy-like namespace."""
+    def loss(w):
+        return np_.mean(np_.logaddexp(0.0, -y * (X @ w))) + L2 * (w @ w)
+    return loss
+
+
+def _logistic_numpy(X, y):
+    from scipy.special import expit
+    n = X.shape[0]
+
+    def value_and_grad(w):
+        m = -y * (X @ w)
+        value = np.mean(np.logaddexp(0.0, m)) + L2 * (w @ w)
+        grad = X.T @ (-y * expit(m)) / n + 2 * L2 * w
+        return value, grad
+    return value_and_grad
+
+
+def _logistic_autograd(X, y):
+    import autograd
+    import autograd.numpy as anp
+    return autograd.value_and_grad(_logistic_loss(anp, X, y))
+
+
+def _jax_numpy(jit: bool):
+    def build(X, y):
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_enable_x64", True)
+        vg = jax.value_and_grad(_logistic_loss(jnp, jnp.asarray(X), jnp.asarray(y)))
+        f = jax.jit(vg) if jit else vg
+
+        def call(w):
+            v, g = f(w)
+            return float(v), np.asarray(g)
+        return call
+    return build
+
+
+def _logistic_torch(X, y):
+    import torch
+    Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
+    zero = torch.zeros((), dtype=torch.float64)
+
+    def value_and_grad(w):
+        wt = torch.from_numpy(w).requires_grad_(True)
+        loss = torch.mean(torch.logaddexp(zero, -yt * (Xt @ wt))) + L2 * (wt @ wt)
+        loss.backward()
+        return loss.item(), wt.grad.numpy()
+    return value_and_grad
+
+
+#: the peers' value-and-gradient functions: candidate -> (peer library, builder(X, y))
+LOGISTIC_PEERS = {"autograd": ("autograd", _logistic_autograd),
+                  "jax_jit": ("jax", _jax_numpy(jit=True)), "jax": ("jax", _jax_numpy(jit=False)),
+                  "torch": ("torch", _logistic_torch)}
+LOGISTIC_TARGETS = {("fastgraph", "autograd"): 0.3, ("fastgraph_function", "numpy"): 1.0,
+                    ("fastgraph_function", "jax_jit"): 0.5}
+
+
+def logistic(available) -> tuple[str, dict[str, Callable], Callable, dict]:
+    """``(title, candidates, reference, targets)`` of the logistic-regression workload: each
+    candidate a call of no arguments; ``targets`` maps ``(fastgraph variant, peer)`` to the
+    ratio to stay at or under."""
+    import fastgraph as fg
+    import fastgraph.numpy as fnp
+    X, y, w0 = _logistic_data()
+    reference = _logistic_numpy(X, y)
+    fg_vg = fg.value_and_grad(_logistic_loss(fnp, X, y))
+    fns = {"numpy": reference, "fastgraph": fg_vg, "fastgraph_function": fg.function(fg_vg)}
+    for name, (lib, build) in LOGISTIC_PEERS.items():
+        if lib in available:
+            fns[name] = build(X, y)
+    calls = {k: (lambda f=f: f(w0)) for k, f in fns.items()}
+    return ("logistic regression value and gradient (1000 x 20, float64)", calls,
+            lambda: reference(w0), LOGISTIC_TARGETS)
+
+
+#: workload name -> function(available peers) -> (title, candidates, reference call, targets)
+WORKLOADS: dict[str, Callable] = {"logistic": logistic}
+
+
+def _check(title: str, calls: dict[str, Callable], reference: Callable) -> None:
+    v_ref, g_ref = reference()
+    for name, call in calls.items():
+        v, g = call()
+        if not np.isclose(float(v), float(v_ref), rtol=1e-10, atol=1e-12) or \
+                not np.allclose(np.asarray(g), g_ref, rtol=1e-9, atol=1e-12):
+            raise AssertionError(f"{title}: {name} computes {v}, {g} instead of {v_ref}, {g_ref}")
+
+
+def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
+    available, missing = peers("autograd", "jax", "torch")
+    results, headline = [], []
+    for key, make in WORKLOADS.items():
+        title, calls, reference, targets = make(available)
+        _check(title, calls, reference)
+        res = compare(title, calls, rounds=5 if quick else 15, number=20 if quick else 200,
+                      warmup=3, reference="fastgraph", meta={"workload": key})
+        results.append({**res.to_dict(), "targets": {f"{a}/{b}": t
+                                                     for (a, b), t in targets.items()}})
+        for (a, b), target in targets.items():
+            if a in res.stats and b in res.stats:
+                sa, sb = res.stats[a], res.stats[b]
+                headline.append({"workload": "numeric", "case": f"numeric: {key}",
+                                 "fastgraph": a, "peer": b, "fastgraph_s": sa.median,
+                                 "peer_s": sb.median, "ratio": sa.median / sb.median,
+                                 "fastgraph_min_s": sa.min, "peer_min_s": sb.min,
+                                 "peer_max_s": sb.max, "ratio_min": sa.min / sb.min,
+                                 "ratio_paired": res.paired_ratio(a, b), "target": target})
+        if verbose:
+            print_results([res])
+            for name, s in sorted(res.stats.items(), key=lambda kv: kv[1].median):
+                print(f"  {name:<20}{1e6 * s.median:10.1f} us/call")
+            for row in headline:
+                if row["case"] == f"numeric: {key}":
+                    met = "meets" if row["ratio"] <= row["target"] else "MISSES"
+                    print(f"  {row['fastgraph']}/{row['peer']} = {row['ratio']:.3f} ({met} the "
+                          f"target of {row['target']}x; median of per-round ratios "
+                          f"{row['ratio_paired']:.3f})")
+    if verbose and missing:
+        print(f"skipped (not installed): {', '.join(missing)}")
+    return {"benchmark": "numeric", "quick": quick, "results": results, "headline": headline,
+            "missing": missing,
+            "per_call_us": {r["meta"]["workload"]: {k: 1e6 * c["median_s"]
+                                                    for k, c in r["candidates"].items()}
+                            for r in results}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    return script_main(run, __doc__, argv=argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
