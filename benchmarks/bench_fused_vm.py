@@ -1,7 +1,8 @@
 """Micro-benchmark of the fused-kernel VM (fastgraph.kernels.vm).
 
-Used to choose how transcendentals are evaluated (``eval`` column of fastgraph/fused/opcodes.py) and
-the block size / thread threshold; the numbers that chose them are in docs/fused.md.
+Used to choose how transcendentals are evaluated (the ``eval`` column of
+src/fastgraph/kernels/include/fg_opcodes.h) and the block size / thread threshold; the figures
+that chose the strategies are in benchmarks/results/vm-strategies-transcribed.json.
 
     python benchmarks/bench_fused_vm.py            # everything (about a minute)
     python benchmarks/bench_fused_vm.py --quick    # smaller arrays, fewer repeats
