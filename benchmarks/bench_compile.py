@@ -38,7 +38,7 @@ ops fastgraph 2.4-3.2 ms, tf1 11.3-13.4 ms -> 0.200, 0.239, 0.213x tf1 (met); fi
 Where the steady time goes: one fused kernel of 6,667 instructions over 1,000 elements -- 3,333
 vectorised tanh (~1.0-1.5 ns/element: latency-bound on one division and ~30 vector operations
 per 4 lanes) and 3,333 fma (~0.12 ns/element with AVX2) -- ~5.0 ms on one thread, split into 4
-blocks of 256 for 2 threads (``fuse._geometry``): 2.6-3.3 ms, 1.6-1.9x.  First-run time: the
+blocks of 256 for 2 threads (``fuse.cost._geometry``): 2.6-3.3 ms, 1.6-1.9x.  First-run time: the
 ``fuse`` pass (region growing + kernel compilation) is about half of it, graph building a fifth;
 a paused garbage collector, one-pass canonicalisation and C-level program validation took ~20%
 off.

@@ -307,7 +307,7 @@ def bench_blas(reps):
     import statistics
 
     import fastgraph as fg
-    import fastgraph.static.passes.fuse as fuse_pass
+    from fastgraph.static import blas_threads
     section("plan with threaded BLAS: kernel on one thread vs on the threads (ms per run)")
     rng = np.random.default_rng(0)
     for rows, cols in ((512, 512), (1024, 1024), (2048, 2048)):
@@ -317,7 +317,7 @@ def bench_blas(reps):
                 rng.standard_normal((rows, cols)).astype(np.float32))
         runs = {}
         for policy in (True, False):
-            fuse_pass.BLAS_PLANS_ONE_THREAD = policy
+            blas_threads.BLAS_PLANS_ONE_THREAD = policy
             try:
                 g = fg.Graph()
                 with g.as_default():
@@ -329,7 +329,7 @@ def bench_blas(reps):
                 feed = dict(zip((a, b, c), vals))
                 sess.run(y, feed)
             finally:
-                fuse_pass.BLAS_PLANS_ONE_THREAD = True
+                blas_threads.BLAS_PLANS_ONE_THREAD = True
             runs[policy] = (sess, y, feed)
         times = {True: [], False: []}
         for _ in range(reps * 3):                      # interleaved: the same machine state

@@ -13,7 +13,8 @@ import pytest
 import fastgraph as fg
 from fastgraph.fused.opcodes import BY_NAME
 from fastgraph._core import REGISTRY
-from fastgraph.static.passes import fuse as fuse_mod
+from fastgraph.static import blas_threads
+from fastgraph.static.passes.fuse import cost as fuse_cost, emit as fuse_emit
 
 from optable import CASES, as_list, make_inputs
 
@@ -26,7 +27,7 @@ DTYPES = [np.float64, np.float32]
 @pytest.fixture
 def always_fuse(monkeypatch):
     """Fuse every candidate region, however small (the cost model would skip tiny ones)."""
-    monkeypatch.setattr(fuse_mod, "ALWAYS", True)
+    monkeypatch.setattr(fuse_cost, "ALWAYS", True)
 
 
 def _tol(dtype):
@@ -395,7 +396,7 @@ def test_caching_allocator_data_is_64_byte_aligned(make, n):
 
 
 def test_long_program_on_short_array_split_for_threads(monkeypatch, rng):
-    monkeypatch.setattr(fuse_mod, "PARALLEL_WORK", 1)
+    monkeypatch.setattr(fuse_cost, "PARALLEL_WORK", 1)
     x = rng.standard_normal(3000)
     g = fg.Graph()
     with g.as_default():
@@ -472,7 +473,7 @@ def test_function_disable_fuse(rng):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
 def test_mlp_gradients_comparison_passed_between_kernels(dtype, rng, monkeypatch):
-    monkeypatch.setattr(fuse_mod, "ALWAYS", True)  # the structure, not the cost model, is tested
+    monkeypatch.setattr(fuse_cost, "ALWAYS", True)  # the structure, not the cost model, is tested
     x = rng.standard_normal((64, 30)).astype(dtype)
     w1 = (rng.standard_normal((30, 200)) * 0.3).astype(dtype)
     b1 = rng.standard_normal(200).astype(dtype)
@@ -556,7 +557,7 @@ def _held(g, y, feed):
 def test_plans_with_threaded_blas_keep_their_kernels_on_one_thread(monkeypatch):
     held, value = _held(*_blas_plan(k=64))               # 512 * 512 * 64 multiply-adds
     assert held
-    monkeypatch.setattr(fuse_mod, "BLAS_PLANS_ONE_THREAD", False)
+    monkeypatch.setattr(blas_threads, "BLAS_PLANS_ONE_THREAD", False)
     held_off, value_off = _held(*_blas_plan(k=64))
     assert not held_off
     np.testing.assert_array_equal(value, value_off)     # threads never change results
@@ -564,10 +565,10 @@ def test_plans_with_threaded_blas_keep_their_kernels_on_one_thread(monkeypatch):
 
 def test_small_products_and_heavy_kernels_keep_the_threads(monkeypatch):
     # OpenBLAS runs a product of at most BLAS_THREADED_MNK multiply-adds on the calling thread
-    assert 512 * 512 * 1 <= fuse_mod.BLAS_THREADED_MNK
+    assert 512 * 512 * 1 <= blas_threads.BLAS_THREADED_MNK
     assert not _held(*_blas_plan(k=1))[0]
     # kernels with more work than BLAS_HOLD_WORK pay for their threads even so
-    monkeypatch.setattr(fuse_mod, "BLAS_HOLD_WORK", 512 * 512)
+    monkeypatch.setattr(blas_threads, "BLAS_HOLD_WORK", 512 * 512)
     assert not _held(*_blas_plan(k=64))[0]
 
 
@@ -576,12 +577,12 @@ def test_runs_threaded_blas_sees_every_blas_op():
     work alone does not."""
     from fastgraph.static.plan import PNode
     m = np.eye(3)
-    for name in sorted(fuse_mod.BLAS_OPS):
+    for name in sorted(blas_threads.BLAS_OPS):
         p = PNode("op", None, REGISTRY[name], [], {}, (3, 3), m.dtype, name=name)
         if name != "matmul":
-            assert fuse_mod._runs_threaded_blas([p]), name
+            assert blas_threads.runs_threaded_blas([p]), name
     for name in ("exp", "einsum"):           # np.einsum without optimize= runs no BLAS
-        assert not fuse_mod._runs_threaded_blas(
+        assert not blas_threads.runs_threaded_blas(
             [PNode("op", None, REGISTRY[name], [], {}, (3, 3), m.dtype, name=name)])
 
 
@@ -628,10 +629,10 @@ def test_a_folded_uniform_constant_is_a_kernel_constant(shape, rng):
 
 
 def test_splat_detection():
-    splat = fuse_mod._splat
+    splat = fuse_emit._splat
     assert splat(np.full((300, 300), 0.25))
     assert splat(np.broadcast_to(np.float32(2.0), (10**7,)))
     assert not splat(np.arange(10.0))
     assert not splat(np.array([0.0, -0.0]))         # different bits
     assert splat(np.full(7, np.nan))
-    assert not splat(np.full(fuse_mod.SPLAT_CHECK_MAX + 1, 1.0, np.float32))   # not checked
+    assert not splat(np.full(fuse_emit.SPLAT_CHECK_MAX + 1, 1.0, np.float32))   # not checked

@@ -15,7 +15,7 @@ import pytest
 import fastgraph as fg
 import fastgraph.numpy as fnp
 from fastgraph.ops import PUBLIC
-from fastgraph.static.passes import fuse as fuse_mod
+from fastgraph.static.passes.fuse import cost as fuse_cost
 
 from optable import CASES, COVERED_OPS, NUMPY_EXTRA_OPS, as_list, case_params, make_inputs
 
@@ -60,7 +60,7 @@ def test_values_are_numpys_bit_for_bit(case, dtype):
 @pytest.mark.parametrize("case", case_params([c for c in EXTRA if not c.zero_grad]))
 def test_function_equals_eager_with_gradients(case, dtype, monkeypatch):
     """``@fg.function`` (every region fused however small) gives eager's values and gradients."""
-    monkeypatch.setattr(fuse_mod, "ALWAYS", True)
+    monkeypatch.setattr(fuse_cost, "ALWAYS", True)
     arrays = make_inputs(case, dtype)
     outs = as_list(case.fn(*map(fg.tensor, arrays)))
     rng = np.random.default_rng(3)
@@ -180,7 +180,7 @@ def test_inplace_mod():
 
 # ---- fusion: elementwise ops without a VM opcode stay steps of their own ---------------------
 def test_new_elementwise_ops_stay_unfused_steps(monkeypatch, rng):
-    monkeypatch.setattr(fuse_mod, "ALWAYS", True)
+    monkeypatch.setattr(fuse_cost, "ALWAYS", True)
     x = rng.uniform(0.2, 0.8, 2000)
     y = rng.uniform(1.0, 2.0, 2000)
 

@@ -11,9 +11,9 @@ import pytest
 import fastgraph as fg
 from fastgraph import _numpy_blas
 from fastgraph.kernels import blas as _blas
+from fastgraph.static import blas_threads
 
 blas_pass = importlib.import_module("fastgraph.static.passes.blas")
-fuse_mod = importlib.import_module("fastgraph.static.passes.fuse")
 
 needs_blas = pytest.mark.skipif(not _numpy_blas.load(),
                                 reason="NumPy is not built on scipy-openblas here")
@@ -347,11 +347,11 @@ def test_the_blas_calls_count_as_threaded_blas_for_the_fuse_pass():
     from fastgraph.static.plan import PNode
     p = PNode("call")
     p.fn = blas_pass.AxpySubtract()
-    assert fuse_mod._runs_threaded_blas([p])
+    assert blas_threads.runs_threaded_blas([p])
     p.fn = blas_pass.BlasMatmul(False, False, True, np.float32(1), 10)
-    assert not fuse_mod._runs_threaded_blas([p])
+    assert not blas_threads.runs_threaded_blas([p])
     p.fn = blas_pass.BlasMatmul(False, False, True, np.float32(1), 1 << 20)
-    assert fuse_mod._runs_threaded_blas([p])
+    assert blas_threads.runs_threaded_blas([p])
 
 
 @needs_blas

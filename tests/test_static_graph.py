@@ -236,8 +236,8 @@ def test_unknown_pass_name():
 
 
 def test_explain_content(monkeypatch):
-    from fastgraph.static.passes import fuse as fuse_pass
-    monkeypatch.setattr(fuse_pass, "ALWAYS", True)  # 5 elements: fused only when forced
+    from fastgraph.static.passes.fuse import cost as fuse_cost
+    monkeypatch.setattr(fuse_cost, "ALWAYS", True)  # 5 elements: fused only when forced
     x, u = _chain_graph()
     # without fusion the chain's steps share planned buffers; with it, one kernel replaces them
     text = fg.Session(disable=("fuse",)).explain(u, {x: np.ones(5)})

@@ -3,7 +3,7 @@
 That is the SGD step on a weight (the gradient of ``x @ W`` is ``x.T @ delta``).  Left to the
 other passes it is NumPy's product, then one fused kernel ``v - c * g`` on one thread -- one
 thread because the plan runs threaded BLAS, whose spinning threads would starve a second
-OpenMP thread (``fuse._runs_threaded_blas``).  Here it becomes:
+OpenMP thread (:mod:`fastgraph.static.blas_threads`).  Here it becomes:
 
 * ``s = c * (a @ b)`` as one ``gemm`` with BLAS's own ``alpha = c`` (:class:`BlasMatmul`):
   the kernel scales each finished dot product once, exactly what ``np.multiply`` does to
@@ -36,7 +36,7 @@ import numpy as np
 from ...kernels import blas as _blas
 from ... import _numpy_blas
 from ..plan import known, live_order, resolve, users_of
-from .fuse import BLAS_THREADED_MNK     # (OpenBLAS runs axpy on over 10,000 elements threaded)
+from ..blas_threads import BLAS_THREADED_MNK
 
 #: updates of fewer elements stay with the fused kernels (as fast there, measured)
 MIN_ELEMENTS = 1 << 17
