@@ -22,8 +22,8 @@ from .eager.tensor import Tensor, tensor
 from .eager.factories import (arange, eye, full, ones, ones_like, rand, randn, zeros,
                               zeros_like)
 from .eager.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .eager.transforms import (elementwise_grad, grad, hessian, hessian_vector_product, hvp,
-                               jacobian, value_and_grad)
+from .bridge.transforms import (elementwise_grad, grad, hessian, hessian_vector_product, hvp,
+                                jacobian, value_and_grad)
 
 float32 = __import__("numpy").float32
 float64 = __import__("numpy").float64
@@ -36,5 +36,5 @@ from .static import (Graph, InteractiveSession, Node, Session, Variable, assign,
                      constant, get_default_graph, get_default_session,
                      global_variables_initializer, gradients, group, name_scope, placeholder,
                      reset_default_graph, trainable_variables, variables_initializer)
-from .static.function import clear_caches, function
+from .bridge.function import clear_caches, function
 from . import train, errors

@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from .._core.tree import dict_like
+from .._core.tree import flatten
 from .errors import InvalidArgumentError
 from .executor import UNINIT, Plan
 from .graph import Graph, get_default_graph
@@ -29,34 +29,16 @@ _f64 = np.float64
 
 
 def _flatten(fetches, leaves, graph):
-    """Leaves of a nested fetch structure, and a function rebuilding it from their values."""
-    t = type(fetches)
-    if t in NODE_TYPES:
-        leaves.append(fetches)
-        i = len(leaves) - 1
-        return lambda vals: vals[i]
-    if fetches is None:
-        return lambda vals: None
-    if isinstance(fetches, str):
-        leaves.append(graph.get(fetches))
-        i = len(leaves) - 1
-        return lambda vals: vals[i]
-    if isinstance(fetches, dict):
-        keys = list(fetches)
-        subs = [_flatten(fetches[k], leaves, graph) for k in keys]
-        return lambda vals: dict_like(fetches, zip(keys, (s(vals) for s in subs))) \
-            if t is not dict else {k: s(vals) for k, s in zip(keys, subs)}
-    if isinstance(fetches, (list, tuple)):
-        start = len(leaves)
-        subs = [_flatten(f, leaves, graph) for f in fetches]
-        if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):   # namedtuple
-            return lambda vals: t(*[s(vals) for s in subs])
-        if t is list and all(type(f) in NODE_TYPES or isinstance(f, str) for f in fetches):
-            end = len(leaves)       # a flat list of nodes (one leaf each): one slice
-            return lambda vals: vals[start:end]
-        return lambda vals: t([s(vals) for s in subs])
-    raise TypeError(f"Session.run: cannot fetch an object of type {t.__name__}; fetch graph "
-                    f"nodes (or lists, tuples, dicts, namedtuples of them)")
+    """Leaves of a nested fetch structure (nodes, or node names), and a function rebuilding it
+    from their values (the pytree rules of ``_core.tree``)."""
+    def fetched(v):
+        if type(v) in NODE_TYPES:
+            return v
+        if isinstance(v, str):
+            return graph.get(v)
+        raise TypeError(f"Session.run: cannot fetch an object of type {type(v).__name__}; "
+                        f"fetch graph nodes (or lists, tuples, dicts, namedtuples of them)")
+    return flatten(fetches, leaves, fetched)
 
 
 @contextlib.contextmanager

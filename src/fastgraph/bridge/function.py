@@ -8,7 +8,8 @@ signature (argument shapes and dtypes), compile it with the full pass pipeline, 
     >>> f(np.zeros(3), np.ones(3))       # runs the cached plan
 
 Composes with the transforms: ``fg.function(fg.grad(f))`` traces ``fg.grad(f)`` with placeholder
-arguments, and the transforms, given Nodes, differentiate symbolically (:func:`static_value_and_grad`).
+arguments, and the transforms, given Nodes, differentiate symbolically
+(``fastgraph.static.transforms``).
 
 Each signature's trace (graph, plan and the plan's buffers) is kept until ``f.clear_cache()``
 (JAX's name) or ``fg.clear_caches()`` (every live ``fg.function``) drops it; ``f.cache_size``
@@ -35,23 +36,22 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from collections import OrderedDict, defaultdict
 import warnings
 import weakref
 
 import numpy as np
 
-from .._core import is_tensor
-from ..eager.tape import is_grad_enabled
-from .._core.tree import dict_like, find_leaf, map_structure
 from .. import ops as F
-from .gradients import gradients
-from .graph import Graph
-from .node import NODE_TYPES, PLACEHOLDER, Node, as_node
-from .session import Session, _flatten
-from .variables import Variable, _make_assign, placeholder
+from .._core import is_tensor
+from .._core.tree import (LEAF, find_leaf, flatten, from_key, is_keyed, key_of, leaf_paths,
+                          value_key)
+from ..eager.tape import is_grad_enabled     # (the C thread-local itself: on every call)
+from ..static.graph import Graph
+from ..static.node import NODE_TYPES, PLACEHOLDER, Node, as_node
+from ..static.session import Session
+from ..static.variables import Variable, _make_assign, placeholder
 
-__all__ = ["function", "clear_caches", "static_value_and_grad", "static_jacobian"]
+__all__ = ["function", "clear_caches", "tracing_graph", "Function", "BoundFunction"]
 
 
 #: Python scalars stay *weak* (NumPy 2 / JAX promotion: ``float32_array * 2.0`` is float32,
@@ -67,11 +67,6 @@ class _Inline(Exception):
     body joins that trace (as ``jax.jit`` inlines a jitted function called under ``jit``)."""
 
 
-def _is_tensor(v) -> bool:
-    """An eager Tensor (the dispatcher knows the eager engine's type)."""
-    return is_tensor(v)
-
-
 _TRACING = threading.local()   # .graphs: the graphs of the fg.function traces running here
 
 
@@ -80,9 +75,6 @@ def tracing_graph():
     transforms differentiate symbolically there even when only a closure holds a Node."""
     graphs = getattr(_TRACING, "graphs", ())
     return graphs[-1] if graphs else None
-
-
-_CONTAINERS = frozenset({list, tuple, dict, OrderedDict, defaultdict})
 
 
 class _Structured(Exception):
@@ -100,13 +92,13 @@ def _arg_value(a):
     are, eager Tensors as their data, anything else through ``np.asarray``."""
     if type(a) in NODE_TYPES:
         raise _Inline
-    if _is_tensor(a):
+    if is_tensor(a):
         if a.requires_grad and is_grad_enabled():
             raise _Inline   # an eager gradient is being taken through the call: run it eagerly
         a = a.data
     if type(a) in _WEAK or isinstance(a, (np.ndarray, np.generic)):
         return a
-    if a is None or type(a) in _CONTAINERS or (isinstance(a, tuple) and hasattr(a, "_fields")):
+    if a is None or is_keyed(a):
         raise _Structured
     if isinstance(a, (list, tuple, dict)) and is_grad_enabled() and \
             find_leaf(_requires_grad, a) is not None:
@@ -115,76 +107,13 @@ def _arg_value(a):
 
 
 def _requires_grad(v) -> bool:
-    return _is_tensor(v) and v.requires_grad
+    return is_tensor(v) and v.requires_grad
 
 
 # ---- structured arguments (JAX's pytrees) ---------------------------------------------------
 # A list, tuple (namedtuple too) or dict argument is a structure whose leaves are traced one by
 # one, as jax.jit does: ``step(params, x)`` with ``params`` a list of arrays of several shapes.
-# Its key (types, lengths, dict keys; ``None`` kept as a static value) is part of the trace's
-# signature.
-_LEAF = "leaf"
-
-
-def _flatten_arg(a, leaves: list, depth: int = 0):
-    """The structure key of argument ``a``; its leaves are appended to ``leaves``."""
-    if depth > 100:
-        raise ValueError("fg.function: an argument nests lists/tuples/dicts more than 100 deep "
-                         "(does it contain itself?)")
-    kind = type(a)
-    if kind is dict or kind is OrderedDict or kind is defaultdict:
-        keys = tuple(a)     # (typed too: {1: x} and {True: x} are different structures)
-        factory = a.default_factory if kind is defaultdict else None
-        return ("dict", kind, tuple([_value_key(k) for k in keys]), keys,
-                tuple([_flatten_arg(a[k], leaves, depth + 1) for k in keys]), factory)
-    if kind is list or kind is tuple or (issubclass(kind, tuple) and hasattr(kind, "_fields")):
-        return (kind, tuple([_flatten_arg(v, leaves, depth + 1) for v in a]))
-    # (other list/tuple/dict subclasses are leaves, as jax.jit leaves unregistered classes)
-    if a is None:
-        return None
-    leaves.append(a)
-    return _LEAF
-
-
-def _leaf_paths(key, prefix: str):
-    """Where each leaf of a structured argument sits, in leaf order: ``d['w']``, ``p[0].bias``."""
-    if key is _LEAF:
-        yield prefix
-    elif key is None:
-        return
-    elif key[0] == "dict":
-        for k, kid in zip(key[3], key[4]):
-            yield from _leaf_paths(kid, f"{prefix}[{k!r}]")
-    else:
-        kind, kids = key
-        fields = getattr(kind, "_fields", None)
-        for i, kid in enumerate(kids):
-            yield from _leaf_paths(kid, f"{prefix}.{fields[i]}" if fields else f"{prefix}[{i}]")
-
-
-def _unflatten_arg(key, leaves):
-    """Argument ``key`` rebuilt from an iterator over its leaves (graph Nodes, when tracing)."""
-    if key is _LEAF:
-        return next(leaves)
-    if key is None:
-        return None
-    if key[0] == "dict":
-        _, kind, _, keys, kids, factory = key
-        values = [_unflatten_arg(k, leaves) for k in kids]
-        if kind is defaultdict:
-            out = defaultdict(factory)
-            out.update(zip(keys, values))
-            return out
-        return kind(zip(keys, values))
-    kind, kids = key
-    items = [_unflatten_arg(k, leaves) for k in kids]
-    if kind is list:
-        return items
-    if kind is tuple:
-        return tuple(items)
-    return kind(*items)  # a namedtuple
-
-
+# Its key (``_core.tree.key_of``) is part of the trace's signature.
 def _kwarg_values(kwargs: dict) -> dict:
     """Keyword arguments as the body sees them (they are static, keyed by value): an eager
     Tensor as its data, as positional arguments are; a Node means an enclosing trace."""
@@ -192,35 +121,13 @@ def _kwarg_values(kwargs: dict) -> dict:
     for k, v in kwargs.items():
         if type(v) in NODE_TYPES:
             raise _Inline
-        if _is_tensor(v):
+        if is_tensor(v):
             if v.requires_grad and is_grad_enabled():
                 raise _Inline
             if out is kwargs:
                 out = dict(kwargs)
             out[k] = v.data
     return out
-
-
-def _value_key(v):
-    """A hashable key for a keyword argument that is equal only for values a trace cannot tell
-    apart: ``==`` says ``2 == 2.0 == True`` and ``0.0 == -0.0`` (different traces: dtypes,
-    signs) and ``nan != nan`` (a retrace, and a new cache entry, on every call).  Floats are
-    keyed by their bits (``float.hex``: -0.0 and 0.0 differ, every NaN is one key), NumPy
-    scalars by dtype and bytes, tuples and lists element by element; other values by type and
-    value (unhashable ones raise ``TypeError``: traced on every call)."""
-    t = type(v)
-    if t is float:
-        return (t, v.hex())
-    if t is int or t is bool or t is str or v is None:
-        return (t, v)
-    if t is complex:
-        return (t, v.real.hex(), v.imag.hex())
-    if t is tuple or t is list:
-        return (t, tuple([_value_key(x) for x in v]))
-    if isinstance(v, np.generic):
-        return (t, v.dtype.str, v.tobytes())
-    hash(v)
-    return (t, v)
 
 
 def _feed(v):
@@ -336,7 +243,7 @@ class Function:
         # try/except: raising costs ~2 us when a Python scalar is passed)
         sig = tuple([(v.shape, v.dtype) if type(v) not in _WEAK else type(v) for v in vals])
         if kwargs:
-            sig += (tuple(sorted([(k, _value_key(v)) for k, v in kwargs.items()])),)
+            sig += (tuple(sorted([(k, value_key(v)) for k, v in kwargs.items()])),)
         return sig
 
     def trace(self, vals, kwargs, structure=None) -> _Traced:
@@ -369,9 +276,9 @@ class Function:
         name = (params[i].name if i < len(params) and params[i].kind in
                 (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                 else f"#{i}")
-        if leaf is None or keys[i] is _LEAF:
+        if leaf is None or keys[i] is LEAF:
             return f"argument {name}"
-        return f"argument {name}, at {list(_leaf_paths(keys[i], name))[leaf]},"
+        return f"argument {name}, at {list(leaf_paths(keys[i], name))[leaf]},"
 
     def _trace(self, vals, kwargs, strong, structure=None) -> _Traced:
         """Trace with placeholders; a Python scalar argument is a weak placeholder unless its
@@ -409,7 +316,7 @@ class Function:
                     out = self.fun(*args, **kwargs)
                 else:
                     keys, offsets = structure
-                    out = self.fun(*[_unflatten_arg(k, iter(args[offsets[i]:offsets[i + 1]]))
+                    out = self.fun(*[from_key(k, iter(args[offsets[i]:offsets[i + 1]]))
                                      for i, k in enumerate(keys)], **kwargs)
             finally:
                 _TRACING.graphs = _TRACING.graphs[:-1]
@@ -478,7 +385,7 @@ class Function:
         key and where its leaves start and end."""
         keys, leaves, offsets = [], [], [0]
         for a in args:
-            keys.append(_flatten_arg(a, leaves))
+            keys.append(key_of(a, leaves))
             offsets.append(len(leaves))
         vals = [v if type(v) is np.ndarray else _arg_value(v) for v in leaves]
         return vals, (tuple(keys), tuple(offsets))
@@ -580,7 +487,7 @@ class BoundFunction:
 def _flatten_outputs(out, leaves, graph):
     """Like the Session's fetch flattening, with non-Node leaves (at any depth) turned into
     constants."""
-    return _flatten(_leafify(out, graph), leaves, graph)
+    return flatten(out, leaves, lambda v: v if type(v) in NODE_TYPES else as_node(v, graph))
 
 
 def _weak_only(nodes, weak) -> list:
@@ -619,25 +526,6 @@ def _pair_donations(leaves, donated) -> list:
     return pairs
 
 
-def _leafify(v, graph):
-    """``v`` with every leaf that is not a Node (or None) made a constant node, recursively,
-    keeping each container's type (list, tuple, namedtuple, dict and their subclasses)."""
-    t = type(v)
-    if t in NODE_TYPES or v is None:
-        return v
-    if t is list:
-        return [_leafify(x, graph) for x in v]
-    if t is tuple:
-        return tuple([_leafify(x, graph) for x in v])
-    if isinstance(v, dict):
-        return dict_like(v, [(k, _leafify(x, graph)) for k, x in v.items()])
-    if isinstance(v, tuple) and hasattr(v, "_fields"):    # a namedtuple
-        return t(*[_leafify(x, graph) for x in v])
-    if isinstance(v, (list, tuple)):
-        return t([_leafify(x, graph) for x in v])
-    return as_node(v, graph)
-
-
 def function(fun=None, *, disable=(), donate_argnums=()):
     """Trace ``fun`` into a static graph per argument signature and run the compiled plan.
 
@@ -648,109 +536,3 @@ def function(fun=None, *, disable=(), donate_argnums=()):
     if fun is None:
         return lambda f: Function(f, disable, donate_argnums)
     return Function(fun, disable, donate_argnums)
-
-
-def _is_node(v) -> bool:
-    return type(v) in NODE_TYPES
-
-
-def _differentiated_args(args, nums):
-    """The graph, the arguments with each differentiated array (every array of a list, tuple
-    or dict argument) a new ``identity`` Node, those Nodes, and the differentiated arguments
-    as given (their structure, for the results)."""
-    node = find_leaf(_is_node, args)
-    graph = tracing_graph() if node is None else node.graph
-    args = list(args)
-    xs: list = []  # the differentiated Nodes: each array of a list, tuple or dict argument
-
-    def differentiable(a):
-        if a is None:          # an empty leaf (JAX's None subtree): no gradient, None back
-            return None
-        if type(a) not in NODE_TYPES:
-            a = as_node(np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind != "f"
-                        else np.asarray(a), graph)
-        elif a.dtype.kind != "f":
-            a = F.astype(a, np.float64)
-        # a new node for this differentiation, so other uses of the same value (a closure over
-        # the argument, an outer grad's variable, an equal constant) are not counted as paths
-        a = F.identity(a)
-        xs.append(a)
-        return a
-
-    templates = [args[i] for i in nums]
-    for i in nums:
-        args[i] = map_structure(differentiable, args[i])
-    return graph, args, xs, templates
-
-
-def _zero_gradient(x, graph):
-    """The gradient of something that does not depend on ``x``: zeros shaped like it."""
-    return F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x)
-
-
-def _per_argument(templates, grads, xs, graph, single):
-    """One result per differentiated array (``None`` gradients as zeros), back in the
-    arguments' structure."""
-    gs = iter([_zero_gradient(x, graph) if g is None else g for x, g in zip(xs, grads)])
-    gs = tuple(map_structure(lambda v: None if v is None else next(gs), t) for t in templates)
-    return gs[0] if single else gs
-
-
-def static_value_and_grad(fun, args, kwargs, nums, single, has_aux):
-    """``value_and_grad`` on Node arguments, or inside an ``fg.function`` trace: symbolic
-    gradients."""
-    graph, args, xs, templates = _differentiated_args(args, nums)
-    out = fun(*args, **kwargs)
-    aux = None
-    if has_aux:
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise TypeError("has_aux=True requires the function to return a pair (value, aux)")
-        out, aux = out
-    out = as_node(out, graph)
-    if out.shape is not None and None not in out.shape and int(np.prod(out.shape)) != 1:
-        raise TypeError(f"grad requires a scalar-output function; got an output of shape "
-                        f"{out.shape}")
-    result = _per_argument(templates, gradients(out, xs) if xs else [], xs, graph, single)
-    return ((out, aux) if has_aux else out), result
-
-
-#: a traced Jacobian holds one gradient per output element (the eager transform's rows, built
-#: into the graph): past this many the graph would be huge, so it is refused
-JACOBIAN_MAX_OUTPUTS = 4096
-
-
-def static_jacobian(fun, args, kwargs, nums, single):
-    """``jacobian`` on Node arguments, or inside an ``fg.function`` trace: one symbolic
-    gradient per output element, stacked -- what the eager transform computes row by row."""
-    graph, args, xs, templates = _differentiated_args(args, nums)
-    out = fun(*args, **kwargs)
-    name = getattr(fun, "__name__", fun)
-
-    def jac(o):
-        if o is None or isinstance(o, str):
-            raise TypeError(f"jacobian of {name!r}: the function must return arrays, got "
-                            f"{type(o).__name__}")
-        o = as_node(o, graph)
-        if o.dtype.kind not in "fc":
-            raise TypeError(f"jacobian of {name!r}: the output has dtype {o.dtype}; only "
-                            f"floating-point outputs can be differentiated")
-        if o.shape is None or None in o.shape:
-            raise TypeError(f"jacobian of {name!r} inside a graph needs an output of known "
-                            f"shape, got {o.shape}")
-        m = int(np.prod(o.shape))
-        if m > JACOBIAN_MAX_OUTPUTS:
-            raise ValueError(f"jacobian of {name!r} inside fg.function: an output of {m} "
-                             f"elements would take {m} gradients in the graph (at most "
-                             f"{JACOBIAN_MAX_OUTPUTS}); call the jacobian eagerly, or take "
-                             f"vector-Jacobian products with fg.grad")
-        flat = F.reshape(o, (-1,))
-        rows: list[list] = [[] for _ in xs]
-        for k in range(m):
-            for r, x, g in zip(rows, xs, gradients(flat[k], xs)):
-                r.append(_zero_gradient(x, graph) if g is None else g)
-        jacs = [F.reshape(F.stack(r), tuple(o.shape) + tuple(x.shape)) if r else
-                as_node(np.zeros(tuple(o.shape) + tuple(x.shape), x.dtype), graph)
-                for r, x in zip(rows, xs)]
-        return _per_argument(templates, jacs, xs, graph, single)
-
-    return map_structure(jac, out)

@@ -1,0 +1,123 @@
+"""The symbolic half of the functional transforms: on graph Nodes (or inside an ``fg.function``
+trace) ``fg.grad``, ``fg.value_and_grad`` and ``fg.jacobian`` build their gradients as Nodes with
+:func:`~fastgraph.static.gradients.gradients`.  The public transforms
+(``fastgraph.bridge.transforms``) call these when the arguments are Nodes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops as F
+from .._core.tree import find_leaf, map_structure
+from .gradients import gradients
+from .node import NODE_TYPES, as_node
+
+__all__ = ["value_and_grad", "jacobian", "JACOBIAN_MAX_OUTPUTS"]
+
+
+def _is_node(v) -> bool:
+    return type(v) in NODE_TYPES
+
+
+def _differentiated_args(args, nums, graph):
+    """The graph (the one of a Node argument, else ``graph``), the arguments with each
+    differentiated array (every array of a list, tuple or dict argument) a new ``identity``
+    Node, those Nodes, and the differentiated arguments as given (their structure, for the
+    results)."""
+    node = find_leaf(_is_node, args)
+    graph = graph if node is None else node.graph
+    args = list(args)
+    xs: list = []  # the differentiated Nodes: each array of a list, tuple or dict argument
+
+    def differentiable(a):
+        if a is None:          # an empty leaf (JAX's None subtree): no gradient, None back
+            return None
+        if type(a) not in NODE_TYPES:
+            a = as_node(np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind != "f"
+                        else np.asarray(a), graph)
+        elif a.dtype.kind != "f":
+            a = F.astype(a, np.float64)
+        # a new node for this differentiation, so other uses of the same value (a closure over
+        # the argument, an outer grad's variable, an equal constant) are not counted as paths
+        a = F.identity(a)
+        xs.append(a)
+        return a
+
+    templates = [args[i] for i in nums]
+    for i in nums:
+        args[i] = map_structure(differentiable, args[i])
+    return graph, args, xs, templates
+
+
+def _zero_gradient(x, graph):
+    """The gradient of something that does not depend on ``x``: zeros shaped like it."""
+    return F.broadcast_like(as_node(np.zeros((), x.dtype), graph), x)
+
+
+def _per_argument(templates, grads, xs, graph, single):
+    """One result per differentiated array (``None`` gradients as zeros), back in the
+    arguments' structure."""
+    gs = iter([_zero_gradient(x, graph) if g is None else g for x, g in zip(xs, grads)])
+    gs = tuple(map_structure(lambda v: None if v is None else next(gs), t) for t in templates)
+    return gs[0] if single else gs
+
+
+def value_and_grad(fun, args, kwargs, nums, single, has_aux, graph=None):
+    """``value_and_grad`` on Node arguments, or inside an ``fg.function`` trace of ``graph``:
+    symbolic gradients, as Nodes."""
+    graph, args, xs, templates = _differentiated_args(args, nums, graph)
+    out = fun(*args, **kwargs)
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError("has_aux=True requires the function to return a pair (value, aux)")
+        out, aux = out
+    out = as_node(out, graph)
+    if out.shape is not None and None not in out.shape and int(np.prod(out.shape)) != 1:
+        raise TypeError(f"grad requires a scalar-output function; got an output of shape "
+                        f"{out.shape}")
+    result = _per_argument(templates, gradients(out, xs) if xs else [], xs, graph, single)
+    return ((out, aux) if has_aux else out), result
+
+
+#: a traced Jacobian holds one gradient per output element (the eager transform's rows, built
+#: into the graph): past this many the graph would be huge, so it is refused
+JACOBIAN_MAX_OUTPUTS = 4096
+
+
+def jacobian(fun, args, kwargs, nums, single, graph=None):
+    """``jacobian`` on Node arguments, or inside an ``fg.function`` trace of ``graph``: one
+    symbolic gradient per output element, stacked -- what the eager transform computes row by
+    row."""
+    graph, args, xs, templates = _differentiated_args(args, nums, graph)
+    out = fun(*args, **kwargs)
+    name = getattr(fun, "__name__", fun)
+
+    def jac(o):
+        if o is None or isinstance(o, str):
+            raise TypeError(f"jacobian of {name!r}: the function must return arrays, got "
+                            f"{type(o).__name__}")
+        o = as_node(o, graph)
+        if o.dtype.kind not in "fc":
+            raise TypeError(f"jacobian of {name!r}: the output has dtype {o.dtype}; only "
+                            f"floating-point outputs can be differentiated")
+        if o.shape is None or None in o.shape:
+            raise TypeError(f"jacobian of {name!r} inside a graph needs an output of known "
+                            f"shape, got {o.shape}")
+        m = int(np.prod(o.shape))
+        if m > JACOBIAN_MAX_OUTPUTS:
+            raise ValueError(f"jacobian of {name!r} inside fg.function: an output of {m} "
+                             f"elements would take {m} gradients in the graph (at most "
+                             f"{JACOBIAN_MAX_OUTPUTS}); call the jacobian eagerly, or take "
+                             f"vector-Jacobian products with fg.grad")
+        flat = F.reshape(o, (-1,))
+        rows: list[list] = [[] for _ in xs]
+        for k in range(m):
+            for r, x, g in zip(rows, xs, gradients(flat[k], xs)):
+                r.append(_zero_gradient(x, graph) if g is None else g)
+        jacs = [F.reshape(F.stack(r), tuple(o.shape) + tuple(x.shape)) if r else
+                as_node(np.zeros(tuple(o.shape) + tuple(x.shape), x.dtype), graph)
+                for r, x in zip(rows, xs)]
+        return _per_argument(templates, jacs, xs, graph, single)
+
+    return map_structure(jac, out)
