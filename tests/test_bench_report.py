@@ -1,18 +1,16 @@
-"""benchmarks/report.py: benchmark results (``python -m fastgraph bench --json``) become the
+"""fastgraph.bench.report: benchmark results (``python -m fastgraph bench --json``) become the
 README's performance table and docs/performance.md, and the committed ones are what it makes of
 the newest results file."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from fastgraph.bench import report
+
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("bench_report", ROOT / "benchmarks" / "report.py")
-report = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(report)
 
 #: a results file as `bench --json` writes it, cut down to what the report reads
 FIXTURE = {
@@ -139,21 +137,21 @@ def test_cli_prints_the_page(tmp_path: Path, capsys):
 
 # ---- what is committed is generated from the newest results ----------------------------------------
 def _newest():
-    path = report.newest()
+    path = report.newest(ROOT / report.RESULTS)
     return report.load(path), str(path.relative_to(ROOT))
 
 
 def test_committed_performance_page_is_generated_from_the_newest_results():
     payload, source = _newest()
     assert (ROOT / "docs" / "performance.md").read_text() == report.page(payload, source), (
-        "docs/performance.md is stale: run `python benchmarks/report.py --write`")
+        "docs/performance.md is stale: run `python -m fastgraph.bench.report --write`")
 
 
 def test_committed_readme_table_is_generated_from_the_newest_results():
     payload, _ = _newest()
     readme = (ROOT / "README.md").read_text()
     assert report.update_readme(readme, payload) == readme, (
-        "the README's performance table is stale: run `python benchmarks/report.py --write`")
+        "the README's performance table is stale: run `python -m fastgraph.bench.report --write`")
 
 
 def test_results_files_are_structured():

@@ -295,7 +295,7 @@ def test_linear_time_on_long_chains():
                     i += 1
         return g, x, y
 
-    # (compile time growing linearly is measured by benchmarks/bench_compile.py, not asserted here)
+    # (compile time growing linearly is measured by fastgraph.bench.compile, not asserted here)
     xv = np.linspace(-1, 1, 1000)
     for n in (2_000, 8_000):
         g, x, y = build_graph(n)

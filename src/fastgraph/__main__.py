@@ -12,11 +12,14 @@ import os
 import sys
 from typing import Sequence
 
+#: what --help says first (plain text: help is no place for reST markup)
+DESCRIPTION = "fastgraph's command line: build facts, a guided demo and the benchmark suite."
+
 # name -> one-line help; the module fastgraph.cli.<name> provides add_arguments(parser) (optional)
 # and main(args) -> int | None.
 COMMANDS = {
     "info": "print version, compiled extensions, OpenMP, threads and NumPy/BLAS facts",
-    "demo": "run a short tour of eager and static modes",
+    "demo": "train one small model eagerly, statically and with fg.function, side by side",
     "bench": "run the benchmarks against NumPy and peer libraries",
 }
 
@@ -31,7 +34,7 @@ def _load(name: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m fastgraph", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m fastgraph", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", metavar="command")
     for name, help_text in COMMANDS.items():
         # Options belong to each command's module and are parsed only once it is imported, so a

@@ -3,6 +3,7 @@ optional ``add_arguments(parser)`` (see ``fastgraph.__main__``)."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 
 
@@ -31,3 +32,15 @@ def output_file(*suffixes: str):
             raise argparse.ArgumentTypeError(f"{text!r}: cannot write into {folder!r}")
         return text
     return check
+
+
+def matplotlib_missing() -> str | None:
+    """Why ``--plot`` cannot work here (None when it can): checked before any work starts.
+
+    >>> matplotlib_missing() in (None, "--plot needs matplotlib, which is not installed: "
+    ...                          "pip install matplotlib")
+    True
+    """
+    if importlib.util.find_spec("matplotlib") is None:
+        return "--plot needs matplotlib, which is not installed: pip install matplotlib"
+    return None

@@ -1,15 +1,16 @@
 """``python -m fastgraph bench``: the benchmark suite against every installed peer library.
 
-Runs the modules ``benchmarks/bench_*.py`` (each exposes ``run(quick=False, verbose=True) ->
-dict`` and uses the shared timing helper ``benchmarks._timing``: peers interleaved round by round,
-medians with min/max), then prints one summary: the ratio of fastgraph's median time to each
-peer's (< 1 means fastgraph is faster) with the module's target for it where it sets one (see
-``headline``), and the memory floor where it applies.
+Runs the workloads of :mod:`fastgraph.bench` (each module exposes ``run(quick=False,
+verbose=True) -> dict`` and times with :func:`fastgraph.bench.timing.compare`: peers interleaved
+round by round, medians with min/max), then prints one summary: the time ratio fastgraph / peer
+(< 1: fastgraph faster) with the module's target for it where it sets one (see ``headline``),
+and the memory floor where it applies.
 
-The benchmarks are not part of the installed package (they need the peers, and their package
-name ``benchmarks`` is too generic to install): they are found in the source checkout -- next to
-an editable or in-place ``fastgraph``, in the current directory or one above it, or where
-``FASTGRAPH_BENCHMARKS`` points.
+One thread count for everyone: ``--threads N``, else fastgraph's default, is given to fastgraph,
+NumPy's BLAS and every peer.  A machine busy before the run, or rounds that spread widely, are
+reported above the summary.  ``--quick`` runs small sizes and few rounds: its ratios are
+indicative and are not judged against the full-size targets.  The peers come with
+``pip install "fastgraph[bench]"``; missing ones are skipped and listed.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import inspect
 import io
 import json
 import os
+import pkgutil
 import platform
 import sys
 import time
@@ -28,21 +30,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from fastgraph.cli import output_file, thread_count
+from fastgraph.cli import matplotlib_missing, output_file, thread_count
 
-#: Suite order: workload name -> module in ``benchmarks/``.  Other ``bench_*.py`` files found
-#: there run after these, under their file name without the ``bench_`` prefix.
-SUITE = {
-    "tape_scalar": "bench_tape_scalar",
-    "tape_vector": "bench_tape_vector",
-    "mlp": "bench_mlp",
-    "fused": "bench_fused",
-    "fused_vm": "bench_fused_vm",
-    "call_overhead": "bench_call_overhead",
-    "compile": "bench_compile",
-    "toposort": "bench_toposort",
-    "numeric": "bench_numeric",
-}
+#: Suite order: workload name = module of :mod:`fastgraph.bench`.  Other modules there with a
+#: ``run`` run after these, in name order.
+SUITE = ("tape_scalar", "tape_vector", "mlp", "fused", "fused_vm", "call_overhead", "compile",
+         "toposort", "numeric")
+#: modules of the package that are not workloads
+NOT_WORKLOADS = ("timing", "report")
 
 #: Peer libraries: import name -> distribution name (for versions and the "missing" list).
 PEERS = {
@@ -60,37 +55,29 @@ _OTHER_DISTS = ("fastgraph", "scipy", "jaxlib", "tensorflow", "threadpoolctl", "
                 "tqdm", "Cython")
 
 
-# ---- finding the benchmarks ---------------------------------------------------------------------
-def find_benchmarks_dir() -> tuple[Path | None, list[Path]]:
-    """The ``benchmarks`` directory (one that holds ``_timing.py``), and every place looked at."""
-    import fastgraph
+# ---- the workloads ------------------------------------------------------------------------------
+def discover() -> dict[str, str]:
+    """Workload name -> module (``fastgraph.bench.<name>``), suite order first, then any other
+    module of the package."""
+    import fastgraph.bench as pkg
 
-    looked: list[Path] = []
-    env = os.environ.get("FASTGRAPH_BENCHMARKS")
-    candidates: list[Path] = []
-    if env:
-        candidates.append(Path(env))
-    pkg = Path(fastgraph.__file__).resolve().parent          # .../src/fastgraph
-    candidates += [pkg.parent.parent / "benchmarks", pkg.parent / "benchmarks"]
-    cwd = Path.cwd().resolve()
-    candidates += [cwd / "benchmarks", cwd.parent / "benchmarks"]
-    for c in candidates:
-        c = c.resolve()
-        if c in looked:
-            continue
-        looked.append(c)
-        if (c / "_timing.py").is_file():
-            return c, looked
-    return None, looked
+    present = {m.name for m in pkgutil.iter_modules(pkg.__path__)
+               if not m.name.startswith("_") and m.name not in NOT_WORKLOADS}
+    names = [n for n in SUITE if n in present] + sorted(present - set(SUITE))
+    return {n: f"fastgraph.bench.{n}" for n in names}
 
 
-def discover(bench_dir: Path) -> dict[str, str]:
-    """Workload name -> module name, suite order first, then any other ``bench_*.py``."""
-    present = {p.stem for p in bench_dir.glob("bench_*.py")}
-    found = {name: mod for name, mod in SUITE.items() if mod in present}
-    for mod in sorted(present - set(SUITE.values())):
-        found[mod[len("bench_"):]] = mod
-    return found
+def _summary_line(module: str) -> str:
+    """The first line of a workload module's docstring, without importing it."""
+    import ast
+
+    spec = importlib.util.find_spec(module)
+    try:
+        with open(spec.origin, encoding="utf-8") as fh:
+            doc = ast.get_docstring(ast.parse(fh.read())) or ""
+    except (OSError, SyntaxError, AttributeError, TypeError):
+        return ""
+    return doc.strip().splitlines()[0].replace("``", "") if doc.strip() else ""
 
 
 # ---- machine facts ------------------------------------------------------------------------------
@@ -212,21 +199,31 @@ def _fmt_ratio(x: float | None) -> str:
     return "" if x is None else f"{x:.3f}x"
 
 
-def format_summary(rows: list[dict[str, Any]]) -> str:
+#: how every table of the suite (and the demo) names its ratio
+RATIO_LEGEND = "time ratio fastgraph / peer (< 1: fastgraph faster)"
+
+
+def format_summary(rows: list[dict[str, Any]], quick: bool = False) -> str:
+    """The summary table: one row per ratio; the target column (full runs only) marks each
+    target met (``<=``) or missed (``!>``)."""
     head = (f"{'case':<40} {'fastgraph':<19} {'peer':<16} {'fg median':>10} {'peer median':>12}"
-            f" {'ratio':>8} {'min ratio':>10} {'target':>7}")
+            f" {'ratio':>8} {'min ratio':>10}" + ("" if quick else f" {'target':>7}"))
     lines = [head, "-" * len(head)]
     for r in rows:
         target = r.get("target")
         mark = ""
-        if target is not None:
+        if target is not None and not quick:
             mark = f"{'<=' if r['ratio'] <= target else '!>'}{target:.3g}"
-        lines.append(f"{str(r.get('case', r['workload']))[:40]:<40} {r['fastgraph']:<19} "
-                     f"{r['peer']:<16} {_fmt_s(r.get('fastgraph_s')):>10} "
-                     f"{_fmt_s(r.get('peer_s')):>12} {r['ratio']:>7.3f}x "
-                     f"{_fmt_ratio(r.get('ratio_min')):>10} {mark:>7}")
-    lines.append("ratio = fastgraph median / peer median (< 1: fastgraph faster); min ratio = the "
-                 "same from each one's fastest round; '!>' marks a missed target")
+        line = (f"{str(r.get('case', r['workload']))[:40]:<40} {r['fastgraph']:<19} "
+                f"{r['peer']:<16} {_fmt_s(r.get('fastgraph_s')):>10} "
+                f"{_fmt_s(r.get('peer_s')):>12} {r['ratio']:>7.3f}x "
+                f"{_fmt_ratio(r.get('ratio_min')):>10}")
+        lines.append(line if quick else f"{line} {mark:>7}")
+    lines.append(f"ratio = {RATIO_LEGEND}, of the medians; min ratio = the same from each one's "
+                 "fastest round" + ("" if quick else "; '!>' marks a missed target"))
+    if quick:
+        lines.append("--quick: small sizes and few rounds, so these ratios are indicative only "
+                     "and are not judged against the targets (which are about the full sizes)")
     return "\n".join(lines)
 
 
@@ -273,38 +270,21 @@ def plot_ratios(rows: list[dict[str, Any]], path: str, title: str) -> bool:
 # ---- the command --------------------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
-                        help="small sizes and few rounds (the whole suite in about a minute)")
+                        help="small sizes and few rounds: a quick look whose ratios are "
+                             "indicative only (no target verdicts)")
     parser.add_argument("--only", action="append", metavar="NAME", default=None,
                         help="run only these workloads (repeatable or comma-separated); "
                              "--list shows the names")
     parser.add_argument("--threads", type=thread_count, default=None,
-                        help="threads for fastgraph, BLAS and the peers (default: fastgraph's)")
+                        help="threads for fastgraph, NumPy's BLAS and every peer (default: "
+                             "fastgraph's default thread count, for all of them)")
     parser.add_argument("--json", metavar="FILE", default=None, type=output_file(),
                         help="write every figure plus the machine facts as JSON")
     parser.add_argument("--plot", metavar="FILE.png", default=None,
                         type=output_file(".png", ".pdf", ".svg"),
-                        help="bar chart of the fastgraph/peer ratios (needs matplotlib)")
-    parser.add_argument("--list", action="store_true", help="list the workloads found and exit")
+                        help="bar chart of the fastgraph/peer time ratios (needs matplotlib)")
+    parser.add_argument("--list", action="store_true", help="list the workloads and exit")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def _set_threads(n: int) -> Any:
-    """Apply one thread count everywhere we can; returns the threadpoolctl limiter (keep alive)."""
-    import fastgraph
-
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                "NUMEXPR_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
-        os.environ[var] = str(n)
-    if n == 1:  # XLA (JAX, TensorFlow jit) sizes its Eigen pool by the cores unless told
-        flags = os.environ.get("XLA_FLAGS", "")
-        if "xla_cpu_multi_thread_eigen" not in flags:
-            os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
-    fastgraph.set_num_threads(n)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return None
-    return threadpool_limits(limits=n)
 
 
 def _call_run(module, quick: bool, threads: int | None) -> dict[str, Any]:
@@ -327,64 +307,71 @@ def _progress(items, disable: bool):
                 dynamic_ncols=True)
 
 
+def _select(workloads: dict[str, str], only: list[str] | None) -> list[str] | str:
+    """The workloads to run, or the usage error to report."""
+    if not only:
+        return list(workloads)
+    wanted = [w.strip() for item in only for w in item.split(",") if w.strip()]
+    if not wanted:
+        return f"--only names no workload; available: {', '.join(workloads)}"
+    unknown = [w for w in wanted if w not in workloads]
+    if unknown:
+        return (f"unknown workload(s) {', '.join(unknown)}; available: "
+                f"{', '.join(workloads)}")
+    return [w for w in workloads if w in wanted]
+
+
+def _all_results(outputs: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for out in outputs.values() for r in out.get("results") or ()
+            if isinstance(r, dict)]
+
+
 def main(args: argparse.Namespace) -> int:
-    bench_dir, looked = find_benchmarks_dir()
-    if bench_dir is None:
-        print("fastgraph bench: cannot find the benchmark suite (a `benchmarks/` folder with "
-              "`_timing.py`). It ships with the source, not the wheel: run this command from a "
-              "checkout of fastgraph, or set FASTGRAPH_BENCHMARKS=/path/to/fastgraph/benchmarks."
-              "\nLooked in:\n  " + "\n  ".join(map(str, looked)), file=sys.stderr)
-        return 2
-    workloads = discover(bench_dir)
+    from fastgraph.bench.timing import machine_load, threads_for_everyone
+
+    workloads = discover()
     if args.list:
         for name, mod in workloads.items():
-            print(f"{name:<16} {bench_dir / (mod + '.py')}")
-        absent = [n for n in SUITE if n not in workloads]
-        if absent:
-            print(f"(not present in this checkout: {', '.join(absent)})")
+            print(f"{name:<16} {_summary_line(mod)}")
         return 0
-    selected = list(workloads)
-    if args.only:
-        wanted = [w.strip() for item in args.only for w in item.split(",") if w.strip()]
-        if not wanted:
-            print(f"fastgraph bench: --only names no workload; available: "
-                  f"{', '.join(workloads)}", file=sys.stderr)
-            return 2
-        unknown = [w for w in wanted if w not in workloads]
-        if unknown:
-            print(f"fastgraph bench: unknown workload(s) {', '.join(unknown)}; available: "
-                  f"{', '.join(workloads)}", file=sys.stderr)
-            return 2
-        selected = [w for w in workloads if w in wanted]
-
-    limiter = _set_threads(args.threads) if args.threads is not None else None  # noqa: F841
-    root = str(bench_dir.parent)
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    # The benchmarks import `benchmarks._timing`; make sure `benchmarks` is *this* folder.
-    spec = importlib.util.find_spec("benchmarks")
-    if spec is None or Path(spec.origin or "").resolve().parent != bench_dir:
-        print(f"fastgraph bench: `import benchmarks` does not resolve to {bench_dir} "
-              f"(found {spec.origin if spec else None})", file=sys.stderr)
+    selected = _select(workloads, args.only)
+    if isinstance(selected, str):
+        print(f"fastgraph bench: {selected}", file=sys.stderr)
         return 2
+    if args.plot and matplotlib_missing():
+        print(f"fastgraph bench: {matplotlib_missing()}", file=sys.stderr)
+        return 2
+
+    import fastgraph
+
+    load = machine_load()                      # before any work of ours adds to it
+    threads = args.threads or fastgraph.get_num_threads()
+    with threads_for_everyone(threads) as blas_limited:
+        return _run_suite(args, workloads, selected, load, threads, blas_limited)
+
+
+def _run_suite(args: argparse.Namespace, workloads: dict[str, str], selected: list[str],
+               load: dict[str, Any] | None, threads: int, blas_limited: bool) -> int:
+    from fastgraph.bench.timing import load_warnings, machine_load, round_spread
 
     installed, missing = peer_status()
     facts = machine_facts()
-    print(f"fastgraph bench{' --quick' if args.quick else ''}: {len(selected)} workload(s) "
-          f"from {bench_dir}")
+    print(f"fastgraph bench{' --quick' if args.quick else ''}: {len(selected)} workload(s)")
     print(f"machine: {facts['cpu_model']}, {facts['cpus_usable']} usable CPU(s), "
-          f"fastgraph threads {facts['fastgraph_threads']}, python {facts['python']}")
+          f"python {facts['python']}"
+          + (f", load average {load['load_average'][0]:.1f}" if load else ""))
+    print(f"threads: {threads} for fastgraph, NumPy's BLAS and every peer"
+          + ("" if args.threads else " (fastgraph's default; --threads N to change)")
+          + ("" if blas_limited else "; NumPy's BLAS keeps its own (no threadpoolctl)"))
     print("peers:   " + ", ".join(f"{k} {v}" for k, v in installed.items()))
     if missing:
         print(f"missing: {', '.join(missing)} (skipped; `pip install \"fastgraph[bench]\"`)")
-    absent = [n for n in SUITE if n not in workloads]
-    if absent:
-        print(f"not present in this checkout: {', '.join(absent)}")
+    for line in load_warnings(load):
+        print(line)
     print()
 
     outputs: dict[str, Any] = {}
     failures: dict[str, str] = {}
-    not_ready: list[str] = []
     rows: list[dict[str, Any]] = []
     # A bar only where someone watches: on a terminal (logs and pipes get the tables alone).
     bar = _progress(selected, disable=args.no_progress or not sys.stderr.isatty())
@@ -399,14 +386,9 @@ def main(args: argparse.Namespace) -> int:
         buf = io.StringIO()
         t0 = time.perf_counter()
         try:
-            module = importlib.import_module(f"benchmarks.{workloads[name]}")
-            if not callable(getattr(module, "run", None)):
-                not_ready.append(name)
-                write(f"######## {name}: skipped (benchmarks/{workloads[name]}.py has no run() "
-                      f"yet)\n")
-                continue
+            module = importlib.import_module(workloads[name])
             with contextlib.redirect_stdout(buf):
-                out = _call_run(module, args.quick, args.threads)
+                out = _call_run(module, args.quick, threads)
         except Exception as exc:  # one broken benchmark must not hide the others
             failures[name] = f"{type(exc).__name__}: {exc}"
             write(buf.getvalue().rstrip())
@@ -422,8 +404,12 @@ def main(args: argparse.Namespace) -> int:
         bar.close()
     elapsed = time.perf_counter() - t_all
 
-    print("======== summary: fastgraph / peer (medians of interleaved rounds) ========")
-    print(format_summary(rows))
+    spread = round_spread(_all_results(outputs))
+    warnings = load_warnings(load, spread)
+    print(f"======== summary: {RATIO_LEGEND}, medians of interleaved rounds ========")
+    for line in warnings:
+        print(line)
+    print(format_summary(rows, quick=args.quick))
     for name, out in outputs.items():
         floors = out.get("memory_floor")
         if floors:
@@ -434,8 +420,6 @@ def main(args: argparse.Namespace) -> int:
                              f"{f['bandwidth_GBps']:.1f} GB/s"
                              + (f" (fastgraph {fg_r:.2f}x)" if fg_r is not None else ""))
             print(f"memory floor ({name}): " + "; ".join(parts))
-    if not_ready:
-        print(f"not ready (no run() yet): {', '.join(not_ready)}")
     if failures:
         print("failed: " + "; ".join(f"{k}: {v}" for k, v in failures.items()))
     print(f"total {elapsed:.1f} s")
@@ -443,15 +427,18 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         payload = {
             "quick": bool(args.quick),
-            "threads": args.threads or facts["fastgraph_threads"],
+            "threads": threads,
             "machine": facts,
+            "load_average_start": load["load_average"] if load else None,
+            "load_average_end": (machine_load() or {}).get("load_average"),
+            "machine_busy": bool(load and load["busy"]),
+            "round_spread": spread,
+            "warnings": warnings,
             "peers_installed": installed,
             "peers_missing": missing,
-            "workloads_absent": absent,
             "summary": rows,
             "benchmarks": outputs,
             "failures": failures,
-            "not_ready": not_ready,
             "elapsed_s": elapsed,
         }
         with open(args.json, "w") as fh:
@@ -459,8 +446,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"results written to {args.json}")
     if args.plot:
         title = (f"fastgraph / peer time ({'quick' if args.quick else 'full'} run; "
-                 f"{facts['cpu_model']}, {facts['cpus_usable']} CPUs, "
-                 f"{args.threads or facts['fastgraph_threads']} thread(s))")
+                 f"{facts['cpu_model']}, {facts['cpus_usable']} CPUs, {threads} thread(s))")
         plot_ratios(rows, args.plot, title)
     return 1 if failures else 0
 

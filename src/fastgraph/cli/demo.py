@@ -1,13 +1,19 @@
 """``python -m fastgraph demo``: a short tour of eager and static modes, no download needed.
 
-1. runs the two seed examples of the design (``import fastgraph as torch`` / ``as tf``);
-2. trains one small classifier (an MLP on a seeded synthetic two-moons data set) three ways --
+1. trains one small classifier (an MLP on a seeded synthetic two-moons data set) three ways --
    eager (``fg.tensor`` + ``backward`` + ``fg.optim.SGD``), static (``fg.placeholder`` /
    ``fg.Variable`` / ``fg.train.GradientDescentOptimizer`` / ``fg.Session``) and ``@fg.function``
    -- from the same initial weights on the same full batch with the same SGD, so the three loss
-   curves agree up to rounding; prints a side-by-side table (final loss, accuracy, ms per step,
-   speed-up over eager);
-3. prints ``sess.explain(...)`` of the static training plan.
+   curves agree up to rounding, and prints the results side by side first (final loss,
+   accuracy, ms per step, time ratio to eager);
+2. summarises in a few lines what the static training plan compiled (``sess.explain`` in full
+   with ``--explain``);
+3. runs the two seed examples (``import fastgraph as torch`` / ``as tf``).
+
+Threads: one for fastgraph's kernels and NumPy's BLAS unless ``--threads`` says otherwise.  The
+problem is small (products of 512 x 32), where a second thread buys nothing and BLAS threads
+spinning beside fastgraph's and other programs' make step times erratic on a busy machine.
+A machine busy before the run, or step times that spread widely, are reported above the table.
 
 The training functions (:func:`train_eager`, :func:`train_static`, :func:`train_function`) are
 importable so tests can check that the three modes reach the same loss.
@@ -23,7 +29,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 import fastgraph as fg
-from fastgraph.cli import output_file, thread_count
+from fastgraph.cli import matplotlib_missing, output_file, thread_count
 from fastgraph.demo_data import init_mlp, two_moons
 
 __all__ = ["DemoProblem", "RunResult", "make_problem", "available_modes", "train_eager",
@@ -105,7 +111,7 @@ def _bar(iterable, desc: str, progress: bool):
         from tqdm.auto import tqdm
     except ImportError:  # tqdm is a dependency, but the demo must not die without it
         return iterable
-    return tqdm(iterable, desc=f"{desc:>9}", unit="step", leave=True, dynamic_ncols=True,
+    return tqdm(iterable, desc=f"{desc:>9}", unit="step", leave=False, dynamic_ncols=True,
                 mininterval=0.2)
 
 
@@ -217,57 +223,101 @@ def available_modes() -> dict[str, str | None]:
 
 
 # ---- the tour ----------------------------------------------------------------------------------
-def seed_examples(available: dict[str, str | None]) -> None:
-    print("== 1. The two seed examples (DESIGN.md section 1) ==")
-    print(">>> import fastgraph as torch            # dynamic")
+#: the demo's thread count unless --threads is given (module docstring: why one)
+DEFAULT_THREADS = 1
+
+
+def seed_examples(available: dict[str, str | None]) -> list[str]:
+    """The two seed examples, run, as the lines to print."""
+    lines = [">>> import fastgraph as torch            # dynamic",
+             ">>> x = torch.tensor(1.0, requires_grad=True); y = torch.tensor(2.0, "
+             "requires_grad=True)",
+             ">>> z = x + y; z.backward(); print(x.grad)"]
     torch = fg
     x = torch.tensor(1.0, requires_grad=True)
     y = torch.tensor(2.0, requires_grad=True)
     z = x + y
     z.backward()
-    print(">>> z = x + y; z.backward(); print(x.grad)")
-    print(x.grad)
-    print()
-    print(">>> import fastgraph as tf               # static")
+    lines.append(str(x.grad))
+    lines.append(">>> import fastgraph as tf               # static")
     if available["static"]:
-        print(f"    static mode: {available['static']}")
-        print()
-        return
+        return lines + [f"    static mode: {available['static']}"]
     tf = fg
     with tf.Graph().as_default():
         x = tf.Variable(1.0)
         y = tf.Variable(2.0)
         z = x + y
         grads = tf.gradients(z, [x, y])
-        sess = tf.Session()
-        sess.run(tf.global_variables_initializer())
-        print(">>> grads = tf.gradients(x + y, [x, y]); print(sess.run(grads))")
-        print(sess.run(grads))
-        sess.close()
-    print()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            lines += [">>> x = tf.Variable(1.0); y = tf.Variable(2.0); z = x + y",
+                      ">>> grads = tf.gradients(z, [x, y])",
+                      ">>> sess = tf.Session(); sess.run(tf.global_variables_initializer())",
+                      ">>> print(sess.run(grads))", str(sess.run(grads))]
+    return lines
+
+
+#: the table's legend: what each column's numbers are
+TABLE_LEGEND = ("ms/step: the median step after the first; 1st step ms: the first step, with "
+                "tracing and\ncompiling for static and function; time/eager: ms/step over "
+                "eager's, a time ratio (< 1: faster)")
 
 
 def format_table(results: list[RunResult]) -> str:
     base = next((r for r in results if r.mode == "eager"), None)
     head = (f"{'mode':<10} {'final loss':>12} {'accuracy':>9} {'ms/step':>9} "
-            f"{'1st step ms':>12} {'vs eager':>9}")
+            f"{'1st step ms':>12} {'time/eager':>11}")
     lines = [head, "-" * len(head)]
     for r in results:
-        speed = (f"{base.ms_per_step / r.ms_per_step:8.2f}x"
-                 if base is not None and r.ms_per_step > 0 else "")
+        ratio = (f"{r.ms_per_step / base.ms_per_step:10.3f}x"
+                 if base is not None and base.ms_per_step > 0 else "")
         lines.append(f"{r.mode:<10} {r.final_loss:>12.6f} {100 * r.accuracy:>8.1f}% "
-                     f"{r.ms_per_step:>9.3f} {r.first_step_ms:>12.2f} {speed:>9}")
+                     f"{r.ms_per_step:>9.3f} {r.first_step_ms:>12.2f} {ratio:>11}")
     return "\n".join(lines)
 
 
+def plan_summary(explain: str) -> list[str]:
+    """A few lines out of ``sess.explain()``: the plan's size and each pass's closing count
+    (every pass ends its part of the account with one), passes that changed nothing left out.
+
+    >>> plan_summary("[fuse]\\n  k0 ...\\n  2 kernel(s) replacing 5 op(s)\\n[merge]\\n  0 node(s) "
+    ...              "merged\\n[plan] 9 step(s), generated code\\n  a = feed")
+    ['9 step(s), generated code', '2 kernel(s) replacing 5 op(s)']
+    """
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in explain.splitlines():
+        if line.startswith("["):
+            name, _, rest = line[1:].partition("]")
+            current = None if name in sections else name   # a second [buffers]: the list
+            if current is not None:
+                sections[name] = [rest.strip()] if rest.strip() else []
+        elif current is not None and line.strip():
+            sections[current].append(line.strip())
+    plan = sections.pop("plan", [])
+    counts = [entries[-1] for entries in sections.values()
+              if entries and not entries[-1].startswith("0 ")]
+    return plan[:1] + counts
+
+
+def _step_spread(results: list[RunResult]) -> float | None:
+    """The median over modes of the upper quartile of step times over the lower one (after the
+    first step): near 1 on a steady machine, whatever a rare slow step (a garbage collection)
+    costs; well above it when other work takes the cores for a good part of the steps."""
+    spreads = []
+    for r in results:
+        s = np.asarray(r.seconds[1:])
+        if len(s) >= 10:
+            lo, hi = np.percentile(s, [25, 75])
+            if lo > 0:
+                spreads.append(hi / lo)
+    return float(np.median(spreads)) if spreads else None
+
+
 def plot_losses(results: list[RunResult], path: str) -> bool:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print(f"--plot {path}: matplotlib is not installed (pip install matplotlib); no plot made.")
-        return False
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7, 4))
     styles = {"eager": "-", "static": "--", "function": ":"}
     for r in results:
@@ -300,8 +350,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=_steps, default=300,
                         help="SGD steps per mode (default 300, at least 2)")
     parser.add_argument("--threads", type=thread_count, default=None,
-                        help="threads for fastgraph's kernels (fg.set_num_threads) and "
-                             "NumPy's BLAS")
+                        help=f"threads for fastgraph's kernels and NumPy's BLAS (default "
+                             f"{DEFAULT_THREADS}: the steady choice for a problem this small)")
+    parser.add_argument("--explain", action="store_true",
+                        help="print the whole compiled static plan (sess.explain) at the end")
     parser.add_argument("--plot", metavar="FILE.png", default=None,
                         type=output_file(".png", ".pdf", ".svg"),
                         help="save the loss curves of the three modes (needs matplotlib)")
@@ -309,6 +361,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace | None = None) -> int:
+    from fastgraph.bench.timing import machine_load, threads_for_everyone
+
     if args is None:
         p = argparse.ArgumentParser()
         add_arguments(p)
@@ -316,52 +370,66 @@ def main(args: argparse.Namespace | None = None) -> int:
     if args.steps < 2:
         print("fastgraph demo: --steps must be at least 2", file=sys.stderr)
         return 2
-    limiter = None
-    if args.threads is not None:
-        fg.set_num_threads(args.threads)
-        try:  # NumPy's BLAS too: the matmuls are half of each step
-            from threadpoolctl import threadpool_limits
-            limiter = threadpool_limits(limits=args.threads)
-        except ImportError:
-            pass
-    available = available_modes()
-    seed_examples(available)
+    if args.plot and matplotlib_missing():
+        print(f"fastgraph demo: {matplotlib_missing()}", file=sys.stderr)
+        return 2
+    load = machine_load()                      # before any work of ours adds to it
+    threads = args.threads or DEFAULT_THREADS
+    with threads_for_everyone(threads) as blas_limited:
+        return _tour(args, load, threads, blas_limited)
 
+
+def _tour(args: argparse.Namespace, load, threads: int, blas_limited: bool) -> int:
+    from fastgraph.bench.timing import load_warnings
+
+    available = available_modes()
     prob = make_problem()
     sizes = [prob.params0[0].shape[0]] + [w.shape[1] for w in prob.params0[::2]]
-    print(f"== 2. One classifier, three ways: MLP {'-'.join(map(str, sizes))} (ReLU), "
-          f"two moons, {len(prob.y)} points full batch, SGD lr={prob.lr}, {args.steps} steps, "
-          f"{fg.get_num_threads()} thread(s) ==")
     results: list[RunResult] = []
+    failed = []
     for mode, fn in MODES.items():
         if available[mode]:
-            print(f"{mode:>9}: {available[mode]}")
             continue
         kwargs = {"explain": True} if mode == "static" else {}
         try:
             results.append(fn(prob, args.steps, progress=not args.no_progress, **kwargs))
         except Exception as exc:  # a mode still being built must not take the tour down
-            print(f"{mode:>9}: failed: {type(exc).__name__}: {exc}")
+            failed.append(f"{mode}: failed: {type(exc).__name__}: {exc}")
+
+    print(f"fastgraph demo: an MLP {'-'.join(map(str, sizes))} (ReLU) trained three ways on two "
+          f"moons ({len(prob.y)} points, full batch),\nSGD lr={prob.lr}, {args.steps} steps, "
+          + (f"{threads} thread(s) for fastgraph and NumPy's BLAS" if blas_limited else
+             f"{threads} thread(s) for fastgraph (NumPy's BLAS keeps its own: no threadpoolctl)"))
+    for line in load_warnings(load, _step_spread(results), unit="step"):
+        print(line)
     print()
     print(format_table(results))
+    print(TABLE_LEGEND)
     if len(results) > 1:
         spread = max(r.final_loss for r in results) - min(r.final_loss for r in results)
-        print(f"(largest difference in final loss between modes: {spread:.2e})")
-    missing = [m for m, why in available.items() if why]
-    if missing:
-        print(f"modes not available yet: {', '.join(missing)}")
-    print("ms/step is the median after the first step; the first step includes tracing and "
-          "compiling for static and function.")
-    print()
+        print(f"The modes' final losses differ by at most {spread:.1e} (same weights, data "
+              "and SGD).")
+    for line in failed + [f"{m}: {why}" for m, why in available.items() if why]:
+        print(line)
     static = next((r for r in results if r.mode == "static"), None)
-    print("== 3. The compiled static training plan: sess.explain([train_op, loss]) ==")
     if static is not None and "explain" in static.extra:
+        print()
+        print("What the static training plan compiled (sess.explain(); --explain prints it all):")
+        for line in plan_summary(static.extra["explain"]):
+            print(f"  {line}")
+    print()
+    print("The two seed examples:")
+    for line in seed_examples(available):
+        print(line)
+    if args.explain and static is not None and "explain" in static.extra:
+        print()
+        print("== sess.explain([train_op, loss]) ==")
         print(static.extra["explain"])
-    else:
-        print("(static mode not available)")
     if args.plot:
         print()
         plot_losses(results, args.plot)
-    if limiter is not None:
-        limiter.restore_original_limits()
+    else:
+        print()
+        print("More: --explain (the whole plan), --plot FILE.png (loss curves), --threads N, "
+              "--steps N")
     return 0

@@ -6,7 +6,7 @@ VM takes its enum and its arities.  This module reads the same rows from the com
 the VM reads come from one list and cannot drift apart.  Only the NumPy reference of each op
 (``ref``, which the tests compare the VM with) is Python, keyed by name below.
 
-``eval`` says how the VM evaluates the op on a block (chosen with ``benchmarks/bench_fused_vm.py``;
+``eval`` says how the VM evaluates the op on a block (chosen with ``fastgraph.bench.fused_vm``;
 see ``docs/fusion.md``):
 
 ``"c"``      a tight C loop over the block (the compiler vectorises arithmetic; libm for the rest);

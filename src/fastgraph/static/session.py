@@ -46,7 +46,7 @@ def _collector_paused():
     """Pause Python's cyclic garbage collector while a plan compiles.  Compiling allocates a few
     objects per graph node and frees nothing cyclic, yet every 700 allocations trigger a
     collection that scans them all again -- ~25% of compile time at 100,000 nodes, more in a
-    process holding many other objects (measured with ``benchmarks/bench_compile.py``)."""
+    process holding many other objects (measured with ``fastgraph.bench.compile``)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -1,7 +1,7 @@
 """A fused elementwise expression and its gradient, at the user-API level.
 
 What it measures: ``y = tanh(a*b + c) * sigmoid(d) + 0.5*a*a`` on float64 arrays of 10,000,000
-elements (``--quick``: 1,000,000), and forward + gradients of ``sum(y)`` with respect to
+elements (``--quick``: 250,000), and forward + gradients of ``sum(y)`` with respect to
 ``a, b, c, d`` -- fastgraph via ``@fg.function`` (traced once, run as one fused kernel) against
 NumPy (plain expression; and with ``out=`` into preallocated buffers), numexpr, JAX ``jit``,
 PyTorch eager and ``torch.compile`` (not in ``--quick``: its compilation alone takes
@@ -23,21 +23,13 @@ show fresh allocations: NumPy's temporaries of 80 MB are ``mmap``-ed and faulted
 call; a plan with preallocated buffers shows none. Peak extra memory is the resident-set high-water
 mark above the level before the call (Linux ``/proc/self/clear_refs``), in MB.
 
-Method: ``benchmarks._timing.compare`` (interleaved rounds, medians, one warm-up call, which
+Method: ``fastgraph.bench.timing.compare`` (interleaved rounds, medians, one warm-up call, which
 absorbs JIT compilation); every candidate's result is checked against NumPy's first.
 Targets (``TARGETS``, ``FLOOR_TARGETS``): forward and forward+grad at most XLA's time
 (``tf.function(jit_compile=True)``); the forward at most 1.5x the memory floor.
 
-Earlier runs are in benchmarks/results/history.json.
-
-Where the forward time goes: one thread computes ~3 ns per element in
-cache (AVX2 tanh ~1.0-1.4, sigmoid ~1.1, each arithmetic instruction ~0.14), two threads ~1.5,
-under the ~1.9 ns per element the memory floor allows; on 10M elements the kernel runs at
-2.4-2.75 ns per element, as the latency-bound tanh/sigmoid loops and the input streams overlap
-only in part.  Blocks of 128-2048 elements, software prefetch and non-temporal stores made no
-difference.
-
-Run: ``python benchmarks/bench_fused.py [--quick] [--json out.json]``.
+Run: ``python -m fastgraph bench --only fused``, or on its own
+``python -m fastgraph.bench.fused [--quick] [--threads N] [--json out.json]``.
 """
 from __future__ import annotations
 
@@ -46,19 +38,15 @@ import signal
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks._timing import (  # noqa: E402
-    SETTLE_S, compare, peers, print_results, script_main)
+from fastgraph.bench.timing import (
+    SETTLE_S, compare, peers, print_results, script_main, target_note)
 
 N_FULL = 10_000_000
-N_QUICK = 1_000_000
+N_QUICK = 250_000
 TORCH_COMPILE_LIMIT_S = 60
 #: fastgraph's time / the peer's, at most, on both workloads
 TARGETS = {"tensorflow_xla": 1.0}
@@ -443,13 +431,13 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
                 if reference == "fastgraph" and peer in res.stats:
                     r = res.ratio("fastgraph", peer)
                     print(f"  {res.name}: fastgraph/{peer} = {r:.3f} "
-                          f"({'meets' if r <= target else 'MISSES'} the target of {target}x)")
+                          f"({target_note(r, target, quick)})")
         for kind, target in FLOOR_TARGETS.items():
             if "fastgraph" in fwd:
                 r = floors[kind]["ratio"]["fastgraph"]
                 rp = floors[kind]["paired_ratio"]["fastgraph"]
-                print(f"  {kind}: fastgraph/floor = {r:.3f} ({'meets' if r <= target else 'MISSES'}"
-                      f" the target of {target}x; median of per-round ratios {rp:.3f})")
+                print(f"  {kind}: fastgraph/floor = {r:.3f} ({target_note(r, target, quick)}; "
+                      f"median of per-round ratios {rp:.3f})")
     # Summary rows (fastgraph.cli.bench.headline): the peer targets ride on the results, the
     # floor (timed beside the candidates, not one of them) gets rows of its own.
     floor_rows = []
@@ -475,7 +463,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    return script_main(run, __doc__, '1,000,000 elements, 3 rounds, no torch.compile', argv=argv)
+    return script_main(run, __doc__, '250,000 elements, 3 rounds, no torch.compile', argv=argv)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Candidates (fastgraph and its peers) are timed **side by side in one run**, interleaved round by
 round, so drifting machine load affects all of them alike; speed claims are ratios of medians.
 
->>> from benchmarks._timing import compare
+>>> from fastgraph.bench.timing import compare
 >>> res = compare("sum", {"fastgraph": lambda: sum(range(100)), "python": lambda: sum(range(100))},
 ...               rounds=3, number=10)
 >>> round(res.ratio("fastgraph", "python"), 0) > 0
@@ -14,13 +14,16 @@ True
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import json
 import math
+import os
 import random
 import statistics
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
@@ -30,7 +33,8 @@ try:  # minor page faults are a POSIX notion
 except ImportError:  # Windows
     resource = None
 
-__all__ = ["Stats", "Result", "compare", "peers", "print_results", "save_json"]
+__all__ = ["Stats", "Result", "compare", "peers", "print_results", "save_json", "target_note",
+           "threads_for_everyone", "machine_load", "round_spread", "load_warnings"]
 
 #: Optional peer libraries by the name benchmarks use for them -> module to import.
 PEER_MODULES = {
@@ -159,8 +163,8 @@ def _fmt_meta(meta: Mapping[str, Any]) -> str:
 
 #: ``compare(settle=...)`` for benchmarks whose candidates run thread pools (BLAS, OpenMP, XLA)
 #: in blocks of tens of milliseconds: long enough for OpenBLAS's workers (~0.1 s of spinning after
-#: a call) to go idle.  Not for short blocks: on this VM a sleeping vCPU comes back slowly, and a
-#: 0.3 ms compiled graph run 10 times after the pause measured 1.1 ms (bench_compile keeps none)
+#: a call) to go idle.  Not for short blocks: a sleeping (virtual) CPU comes back slowly, and a
+#: block of a few short runs after the pause pays for the wake-up (``compile`` keeps none)
 SETTLE_S = 0.15
 
 
@@ -235,6 +239,144 @@ def compare(
     return Result(name, stats, number, reference, dict(meta or {}))
 
 
+def target_note(ratio: float, target: float, quick: bool, at_least: bool = False) -> str:
+    """How a benchmark speaks of a ratio against its target: a verdict at full size; at
+    ``--quick`` sizes none (the targets are about the full-size workloads, and a quick run's few
+    small rounds are indicative only).
+
+    >>> target_note(0.3, 0.5, quick=False), target_note(0.7, 0.5, quick=False)
+    ('meets the target of 0.5x', 'MISSES the target of 0.5x')
+    >>> target_note(0.7, 0.5, quick=True)
+    'indicative (--quick); the full-size target is 0.5x'
+    """
+    if quick:
+        return f"indicative (--quick); the full-size target is {target}x"
+    met = ratio >= target if at_least else ratio <= target
+    return f"{'meets' if met else 'MISSES'} the target of {target}x"
+
+
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                     "NUMEXPR_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS",
+                     "XLA_FLAGS")
+
+
+@contextlib.contextmanager
+def threads_for_everyone(n: int):
+    """The suite's thread policy, for the ``with`` block: one count for everyone.  fastgraph's
+    kernels, NumPy's BLAS (through ``threadpoolctl``, when it is installed) and the peers (their
+    environment variables, read when they are first imported; the modules also call
+    ``torch.set_num_threads`` and friends) all get ``n`` threads.  Yields whether NumPy's BLAS
+    could be limited; everything is as before afterwards.
+
+    >>> import fastgraph
+    >>> with threads_for_everyone(1):
+    ...     fastgraph.get_num_threads()
+    1
+    """
+    import fastgraph
+
+    saved_env = {v: os.environ.get(v) for v in _THREAD_VARIABLES}
+    saved_threads = fastgraph.get_num_threads()
+    for var in _THREAD_VARIABLES[:-1]:
+        os.environ[var] = str(n)
+    if n == 1:  # XLA (JAX, TensorFlow jit) sizes its Eigen pool by the cores unless told
+        flags = os.environ.get("XLA_FLAGS", "")
+        if "xla_cpu_multi_thread_eigen" not in flags:
+            os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
+    fastgraph.set_num_threads(n)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        limiter = None
+    else:
+        limiter = threadpool_limits(limits=n)
+    try:
+        yield limiter is not None
+    finally:
+        if limiter is not None:
+            limiter.restore_original_limits()
+        fastgraph.set_num_threads(saved_threads)
+        for var, value in saved_env.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+
+
+#: a machine counts as busy when its 1-minute load average, taken before a run starts, is at
+#: least this fraction of the CPUs the process may use (on 2 CPUs: one CPU's worth of other work)
+BUSY_LOAD_FRACTION = 0.5
+#: rounds count as unsteady when a candidate's slowest round is typically (the median over
+#: candidates) at least this many times its fastest
+UNSTEADY_SPREAD = 1.5
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def machine_load() -> dict[str, Any] | None:
+    """The 1-, 5- and 15-minute load averages, the CPUs this process may use, and whether the
+    1-minute load makes the machine busy (``BUSY_LOAD_FRACTION``); None where the system keeps
+    no load average (Windows).  Taken before the timing starts, the load is other programs' work.
+
+    >>> load = machine_load()
+    >>> load is None or set(load) == {"load_average", "cpus", "busy"}
+    True
+    """
+    try:
+        averages = [float(x) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+    cpus = usable_cpus()
+    return {"load_average": averages, "cpus": cpus,
+            "busy": averages[0] >= BUSY_LOAD_FRACTION * cpus}
+
+
+def round_spread(results: Iterable[Mapping[str, Any]]) -> float | None:
+    """The median over every candidate of its slowest round's time over its fastest, for
+    results in :meth:`Result.to_dict` form (candidates timed in fewer than 3 rounds left out);
+    None when there are none.  A steady machine keeps it near 1.
+
+    >>> r = {"candidates": {"a": {"min_s": 1.0, "max_s": 1.2, "rounds": 5},
+    ...                     "b": {"min_s": 1.0, "max_s": 3.0, "rounds": 5}}}
+    >>> round_spread([r])
+    2.1
+    """
+    spreads = [c["max_s"] / c["min_s"] for r in results
+               for c in (r.get("candidates") or {}).values()
+               if c.get("rounds", 0) >= 3 and c.get("min_s", 0) > 0]
+    return statistics.median(spreads) if spreads else None
+
+
+def load_warnings(load: Mapping[str, Any] | None, spread: float | None = None,
+                  unit: str = "round") -> list[str]:
+    """What to say above the results about how much they can be trusted: a busy machine
+    (:func:`machine_load`) and unsteady timings (``spread``: how many times longer the slow
+    rounds, or other ``unit``, took than the fast ones, as :func:`round_spread` gives it); empty
+    when neither.  Each warning is one paragraph wrapped to 100 columns.
+
+    >>> load_warnings({"load_average": [3.2, 2.0, 1.0], "cpus": 2, "busy": True}, 1.1)[0][:28]
+    'WARNING: the machine is busy'
+    >>> load_warnings({"load_average": [0.1, 0.1, 0.1], "cpus": 2, "busy": False}, 1.1)
+    []
+    """
+    out = []
+    if load and load["busy"]:
+        out.append(f"WARNING: the machine is busy: load average {load['load_average'][0]:.1f} over the "
+                   f"last minute on {load['cpus']} CPU(s) before the run started. Other work "
+                   "shares the cores, so times are inflated and ratios can move by tens of "
+                   "percent from run to run; rerun on a quiet machine for figures to quote.")
+    if spread is not None and spread >= UNSTEADY_SPREAD:
+        out.append(f"WARNING: the timings were unsteady: the slow {unit}s took {spread:.1f}x as "
+                   f"long as the fast ones (a quiet machine stays under {UNSTEADY_SPREAD}x); "
+                   "treat the ratios as rough.")
+    return [textwrap.fill(w, 100) for w in out]
+
+
 def peers(*names: str) -> tuple[dict[str, Any], list[str]]:
     """Import the optional peer libraries named (default: all known), returning
     ``(available: name -> module, missing: [name, ...])``.
@@ -276,16 +418,29 @@ def save_json(results: Iterable[Result] | Mapping[str, Any], path: str) -> None:
 
 def script_main(run: Callable[..., dict], doc: str | None, quick_help: str = "smaller sizes",
                 argv: list[str] | None = None) -> int:
-    """The command line every ``bench_*.py`` shares: ``[--quick] [--json PATH]``.
+    """The command line every benchmark module shares: ``[--quick] [--threads N] [--json PATH]``,
+    under the suite's thread policy (:func:`threads_for_everyone`, by default with fastgraph's
+    default count), as ``python -m fastgraph bench`` runs it.
 
     >>> # in a benchmark module:  if __name__ == "__main__": sys.exit(script_main(run, __doc__))
     """
     import argparse
-    parser = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0] if doc else None)
+    import inspect
+
+    import fastgraph
+
+    parser = argparse.ArgumentParser(
+        description=(doc or "").strip().splitlines()[0].replace("``", "") if doc else None)
     parser.add_argument("--quick", action="store_true", help=quick_help)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads for fastgraph, NumPy's BLAS and the peers "
+                             "(default: fastgraph's default)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
-    out = run(quick=args.quick)
+    threads = args.threads or fastgraph.get_num_threads()
+    kwargs = {"threads": threads} if "threads" in inspect.signature(run).parameters else {}
+    with threads_for_everyone(threads):
+        out = run(quick=args.quick, **kwargs)
     if args.json:
         save_json(out, args.json)
     return 0

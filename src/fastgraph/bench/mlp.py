@@ -22,40 +22,33 @@ Why it matters: at this size the GEMMs cost about as much as everything else tog
 gap to the hand-written NumPy step *is* the framework's overhead (tape, temporaries, dispatch).
 Targets: eager <= 0.9x PyTorch eager; static <= 1.0x NumPy; ``@fg.function`` <= 0.9x NumPy.
 
-Method: ``benchmarks._timing.compare``: 21 rounds of 50 training steps per candidate, in a
+Method: ``fastgraph.bench.timing.compare``: 21 rounds of 50 training steps per candidate, in a
 shuffled order each round, after one warm-up round; each block starts after a 0.15 s pause and
 one untimed step (``settle``), so no candidate shares the cores with the previous one's spinning
 BLAS/OpenMP threads.  Ratios are printed from the medians and as the median of per-round ratios.
 The losses of the first step are checked to agree across candidates.
 
-Where the time goes: the 8 GEMMs are ~80% of NumPy by hand's step, and every fastgraph mode
+Where the time goes: the 8 GEMMs are most of NumPy by hand's step, and every fastgraph mode
 makes exactly NumPy's calls (OpenBLAS's bits depend on how a product is partitioned, so eager,
-static and ``np.matmul`` agree only that way: docs/architecture.md); the ``numpy_gemms_only``
-row is that floor.  The candidates differ in the ~15 small steps around the products: NumPy by
-hand ~350 us per step on the shared development VM, the plan 150-260 us (bias + ReLU in one C
-broadcast kernel, one C pass each for the cross-entropy's loss and gradient, the ReLU masks and
-the small SGD updates one VM instruction each, updates written into the parameters; W1's
-update is a BLAS ``gemm`` scaled by the learning rate and an ``axpy`` on OpenBLAS's own threads,
-the ``blas`` pass; the products are NumPy's BLAS calls made directly).  So the 0.9x target needs
-the plan's part at ~0.55x NumPy's, and the measured ratio moves with the machine's load.
-Earlier runs are in benchmarks/results/history.json; what was tried and dropped, and why, is
-in docs/decisions.md.
+static and ``np.matmul`` agree only that way); the ``numpy_gemms_only`` row is that floor.  The
+candidates differ in the ~15 small steps around the products: bias + ReLU in one C broadcast
+kernel, one C pass each for the cross-entropy's loss and gradient, the ReLU masks and the small
+SGD updates one VM instruction each, updates written into the parameters; W1's update is a BLAS
+``gemm`` scaled by the learning rate and an ``axpy`` (the ``blas`` pass).  What was tried and
+dropped, and why, is in docs/decisions.md.
 
-Run: ``python benchmarks/bench_mlp.py [--threads N] [--quick] [--json out.json]``.
+Run: ``python -m fastgraph bench --only mlp``, or on its own
+``python -m fastgraph.bench.mlp [--threads N] [--quick] [--json out.json]``.
 """
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks._timing import (  # noqa: E402
-    SETTLE_S, compare, peers, print_results, script_main)
+from fastgraph.bench.timing import (
+    SETTLE_S, compare, peers, print_results, script_main, target_note)
 
 SIZES = (784, 256, 256, 10)
 BATCH = 128
@@ -301,7 +294,7 @@ def candidates(X, y, params0) -> tuple[dict[str, Callable[[], float]], dict[str,
 
 
 def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -> dict[str, Any]:
-    """``quick``: 10 steps per round and 3 rounds instead of 50 and 21."""
+    """``quick``: 5 steps per round and 3 rounds instead of 50 and 21."""
     import fastgraph as fg
 
     X, y, params0 = make_data()
@@ -326,7 +319,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
             continue
         if not np.isclose(v, ref, rtol=1e-4):
             raise AssertionError(f"bench_mlp: {k} first loss {v} != numpy's {ref}")
-    n = 10 if quick else STEPS
+    n = 5 if quick else STEPS
     res = compare(f"MLP step {'-'.join(map(str, SIZES))} batch {BATCH} float32",
                   {k: _steps(s, n) for k, s in steps.items()}, rounds=3 if quick else 21,
                   warmup=1, number=1, settle=SETTLE_S,
@@ -342,8 +335,8 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
         for (a, b), target in TARGETS.items():
             if a in ms and b in ms:
                 r = ms[a] / ms[b]
-                print(f"{a}/{b} = {r:.3f} ({'meets' if r <= target else 'MISSES'} the target "
-                      f"of {target}x; median of per-round ratios {res.paired_ratio(a, b):.3f})")
+                print(f"{a}/{b} = {r:.3f} ({target_note(r, target, quick)}; "
+                      f"median of per-round ratios {res.paired_ratio(a, b):.3f})")
     floor = {}
     if GEMMS_ONLY in ms:
         # The products are the same calls in every candidate, so the share of NumPy by hand's
@@ -389,21 +382,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``--threads N`` (before the shared ``--quick``/``--json``) sets fastgraph's, BLAS's and
-    PyTorch's thread counts, as ``python -m fastgraph bench --threads N`` does."""
-    import argparse
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--threads", type=int, default=None)
-    args, rest = pre.parse_known_args(argv)
-    limiter = None
-    if args.threads:
-        from fastgraph.cli.bench import _set_threads
-        limiter = _set_threads(args.threads)  # noqa: F841 (kept alive while running)
-
-    def run_with_threads(quick: bool = False) -> dict[str, Any]:
-        return run(quick=quick, threads=args.threads)
-
-    return script_main(run_with_threads, __doc__, '10 steps x 3 rounds', argv=rest)
+    return script_main(run, __doc__, "5 steps x 3 rounds", argv=argv)
 
 
 if __name__ == "__main__":

@@ -10,34 +10,19 @@ fastgraph on that same graph.
 
 Target: fastgraph at most 0.25x igraph's time.
 
-Measured (2-core AMD EPYC VM shared with other jobs, load average ~4, so absolute times are
-about 2x an idle machine's; Python 3.11, igraph 1.0.0, rustworkx 0.18.1, networkx 3.6.1; medians
-of 7 interleaved rounds; two consecutive runs):
-
-    1,000,000 nodes / 3,000,000 edges   fastgraph   221 ms | 114 ms
-                                        igraph      1.27 s | 692 ms   fastgraph/igraph    0.175 | 0.164
-                                        rustworkx   1.97 s | 1.29 s   fastgraph/rustworkx 0.112 | 0.088
-    100,000 nodes / 300,000 edges       fastgraph   10.9 ms | 14.4 ms
-                                        networkx    1.06 s | 940 ms   fastgraph/networkx  0.010 | 0.015
-                                        graphlib    1.97 s | 1.85 s   fastgraph/graphlib  0.006 | 0.008
-
-On an idle moment earlier the same sort took 73 ms against igraph's ~550 ms (0.13x).
-
-Run: ``python benchmarks/bench_toposort.py [--quick] [--json out.json]``.
+Run: ``python -m fastgraph bench --only toposort``, or on its own
+``python -m fastgraph.bench.toposort [--quick] [--threads N] [--json out.json]``.
 """
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks._timing import Result, compare, peers, print_results, script_main  # noqa: E402
-from fastgraph.utils import random_dag  # noqa: E402
+from fastgraph.bench.timing import (
+    Result, compare, peers, print_results, script_main, target_note)
+from fastgraph.utils import random_dag
 
 TARGET_RATIO_IGRAPH = 0.25
 
@@ -120,9 +105,8 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
         out["target_ratio_vs_igraph"] = TARGET_RATIO_IGRAPH
         out["meets_target"] = ratio <= TARGET_RATIO_IGRAPH
         if verbose:
-            verdict = "meets" if ratio <= TARGET_RATIO_IGRAPH else "MISSES"
-            print(f"fastgraph/igraph = {ratio:.3f} ({verdict} the target of "
-                  f"{TARGET_RATIO_IGRAPH}x)")
+            print(f"fastgraph/igraph = {ratio:.3f} "
+                  f"({target_note(ratio, TARGET_RATIO_IGRAPH, quick)})")
     return out
 
 

@@ -8,29 +8,19 @@ the per-call cost of the runtime: plan lookup, feed validation, stepping, result
 
 Why it matters: small static graphs run in loops (optimisers, simulators) are bound by it.
 
-Method: ``benchmarks._timing.compare`` (interleaved rounds, medians), 2,000 calls per round.
+Method: ``fastgraph.bench.timing.compare`` (interleaved rounds, medians), 2,000 calls per round.
 Targets: <= 0.5x JAX's jitted call and <= 0.02x TensorFlow 1's ``Session.run``.
 
-Measured (shared 2-core VM under load, Python 3.11, NumPy 2.4, jax 0.10.2, tensorflow-cpu 2.21;
-``--quick``, medians of 5 rounds x 200 calls):
-
-    fastgraph 4.7 us, jax 13.2 us, tensorflow (TF1 Session.run) 492 us per call
-    fastgraph/jax = 0.36x (target 0.5x: met); fastgraph/tf1 = 0.010x (target 0.02x: met)
-    (the generated plan itself is ~2.7 us; the rest is feed validation and plan lookup)
-
-Run: ``python benchmarks/bench_call_overhead.py [--quick] [--json out.json]``.
+Run: ``python -m fastgraph bench --only call_overhead``, or on its own
+``python -m fastgraph.bench.call_overhead [--quick] [--threads N] [--json out.json]``.
 """
 from __future__ import annotations
 
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks._timing import compare, peers, print_results, script_main  # noqa: E402
+from fastgraph.bench.timing import compare, peers, print_results, script_main, target_note
 
 TARGETS = {"jax": 0.5, "tensorflow": 0.02}
 X = 0.5
@@ -106,7 +96,7 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
         for k, t in TARGETS.items():
             if k in ratios:
                 print(f"  fastgraph/{k} = {ratios[k]:.3f} "
-                      f"({'meets' if ratios[k] <= t else 'MISSES'} the target of {t}x)")
+                      f"({target_note(ratios[k], t, quick)})")
     # the targets ride on the result, for the suite's summary rows (fastgraph.cli.bench.headline)
     return {"benchmark": "call_overhead", "quick": quick,
             "results": [{**res.to_dict(), "targets": dict(TARGETS)}],

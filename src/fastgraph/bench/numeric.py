@@ -19,25 +19,21 @@ Workloads (each a function returning its candidates and targets, registered in `
   ``mean(logaddexp(0, -y * (X @ w))) + 0.005 * (w @ w)``.  Targets: eager ``fastgraph`` at most
   0.3x ``autograd``; ``fastgraph_function`` at most 1.0x ``numpy`` and at most 0.5x ``jax_jit``.
 
-Method: ``benchmarks._timing.compare`` (candidates interleaved round by round in a shuffled
+Method: ``fastgraph.bench.timing.compare`` (candidates interleaved round by round in a shuffled
 order, medians with min/max); every candidate's value and gradient are first checked against the
 hand-written NumPy ones.  Per-call times in microseconds.
 
-Run: ``python benchmarks/bench_numeric.py [--quick] [--json out.json]`` or
-``python -m fastgraph bench --only numeric``.
+Run: ``python -m fastgraph bench --only numeric``, or on its own
+``python -m fastgraph.bench.numeric [--quick] [--threads N] [--json out.json]``.
 """
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks._timing import compare, peers, print_results, script_main  # noqa: E402
+from fastgraph.bench.timing import compare, peers, print_results, script_main, target_note
 
 
 # ---- workload 1: L2-regularised logistic regression ------------------------------------------------
@@ -170,10 +166,9 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
                 print(f"  {name:<20}{1e6 * s.median:10.1f} us/call")
             for row in headline:
                 if row["case"] == f"numeric: {key}":
-                    met = "meets" if row["ratio"] <= row["target"] else "MISSES"
-                    print(f"  {row['fastgraph']}/{row['peer']} = {row['ratio']:.3f} ({met} the "
-                          f"target of {row['target']}x; median of per-round ratios "
-                          f"{row['ratio_paired']:.3f})")
+                    note = target_note(row["ratio"], row["target"], quick)
+                    print(f"  {row['fastgraph']}/{row['peer']} = {row['ratio']:.3f} ({note}; "
+                          f"median of per-round ratios {row['ratio_paired']:.3f})")
     if verbose and missing:
         print(f"skipped (not installed): {', '.join(missing)}")
     return {"benchmark": "numeric", "quick": quick, "results": results, "headline": headline,
