@@ -464,11 +464,22 @@ def _sqrtm_forward(a):
     return r[0] if isinstance(r, tuple) else r
 
 
+def _sqrtm_op_forward(a):
+    r = _sqrtm_forward(a)
+    if np.iscomplexobj(r) and not np.iscomplexobj(a):
+        raise np.linalg.LinAlgError(
+            "sqrtm: this real matrix has no real square root (SciPy's is complex: an eigenvalue "
+            "on the negative real axis); complex results are not supported for Tensors and "
+            "Nodes")
+    return r
+
+
 def sqrtm(A, disp=True, blocksize=64):
     """The principal matrix square root ``X`` (``X @ X = A``), SciPy's ``scipy.linalg.sqrtm``
     (Schur method; ``disp``/``blocksize``, deprecated by SciPy, are accepted and unused).  The
     gradient solves the Sylvester equation ``X^T Y + Y X^T = G``.  A real matrix without a real
-    square root has a complex one: not differentiable here (real results only).
+    square root has a complex one (SciPy's result for plain arrays); for Tensors and Nodes it
+    is a ``LinAlgError`` (real results only).
 
         >>> spla.sqrtm(fg.tensor([[4.0, 0.0], [0.0, 9.0]]))
         tensor([[2., 0.],
@@ -480,13 +491,10 @@ def sqrtm(A, disp=True, blocksize=64):
 
 
 def _sqrtm_vjp(g, ans, a):
-    if np.dtype(ans.dtype).kind == "c" and np.dtype(a.dtype).kind != "c":
-        raise NotImplementedError("sqrtm: this real matrix has no real square root (SciPy "
-                                  "returned a complex one), whose gradient is not supported")
     return solve_sylvester(_mT(ans), _mT(ans), g)
 
 
-sqrtm = defop("sqrtm", _sqrtm_forward, _sqrtm_vjp, function=sqrtm,
+sqrtm = defop("sqrtm", _sqrtm_op_forward, _sqrtm_vjp, function=sqrtm,
               shape=lambda shapes, **_: _square("sqrtm", shapes[0]), blas="lapack",
               exports=(SCIPY,))
 
