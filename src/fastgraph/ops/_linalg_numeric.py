@@ -78,7 +78,8 @@ def _cholesky_grad_closed(L, X):
         Lt = np.swapaxes(L, -1, -2)
         zt = np.linalg.solve(Lt, np.swapaxes(P, -1, -2))
         S = np.linalg.solve(Lt, np.swapaxes(zt, -1, -2))
-    S += np.swapaxes(S, -1, -2)
+    # (a new array: an in-place sum with its own transpose makes NumPy solve for the overlap)
+    S = S + np.swapaxes(S, -1, -2)
     S *= 0.5
     return S
 
@@ -106,12 +107,12 @@ def _cholesky_grad_2d(L, X):
     W = _trsm_right_lower(L11, X21)                        # d/dA21 = X21 L11^-1
     X11 = np.tril(X[:k, :k]) - np.tril(W.T @ L21)            # through L21 = A21 L11^-T
     G11 = _cholesky_grad_2d(L11, X11)
+    W *= 0.5                                                 # A21 and A12 share it
     G = np.empty_like(G22, shape=(n, n))
     G[:k, :k] = G11
     G[k:, k:] = G22
     G[k:, :k] = W
-    G[k:, :k] *= 0.5                                         # A21 and A12 share it
-    G[:k, k:] = G[k:, :k].T
+    G[:k, k:] = W.T
     return G
 
 

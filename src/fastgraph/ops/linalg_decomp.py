@@ -106,15 +106,16 @@ def _diag_embed(v, like):
     return F.shape._undiagonal(v, like, 0, nd - 2, nd - 1)
 
 
-def _degenerate_forward(w, scale_dim):
+def _degenerate_forward(w, scale_dim, sums=False):
     w = np.asarray(w)
     n = scale_dim if scale_dim else w.shape[-1]
     eps = np.finfo(w.dtype if w.dtype.kind == "f" else np.float64).eps
     scale = np.max(np.abs(w), axis=-1, keepdims=True)[..., None] if w.shape[-1] else 0.0
-    return np.abs(w[..., None, :] - w[..., :, None]) <= n * eps * scale
+    d = w[..., None, :] + w[..., :, None] if sums else w[..., None, :] - w[..., :, None]
+    return np.abs(d) <= n * eps * scale
 
 
-def _degenerate_shape(shapes, scale_dim):
+def _degenerate_shape(shapes, scale_dim, sums=False):
     s = tuple(shapes[0])
     return s[:-1] + (s[-1], s[-1])
 
@@ -122,13 +123,19 @@ def _degenerate_shape(shapes, scale_dim):
 _degenerate = defop("linalg_degenerate_pairs", _degenerate_forward, None,
                     shape=_degenerate_shape, differentiable=False,
                     doc="Pairs ``(i, j)`` with ``|w_i - w_j| <= n * eps * max|w|`` (the "
-                        "diagonal too): equal eigen- or singular values.")
+                        "diagonal too): equal eigen- or singular values (``sums``: "
+                        "``|w_i + w_j|``, two zero singular values).")
 
 
-def _inverse_gaps(w, scale_dim=0):
-    """``1 / (w_j - w_i)`` for ``(i, j)``, 0 on the diagonal and between equal values."""
-    d = _row(w) - _col(w)
-    same = apply(_degenerate.op, (w,), {"scale_dim": scale_dim})
+def _inverse_gaps(w, scale_dim=0, sums=False):
+    """``1 / (w_j - w_i)`` for ``(i, j)``, 0 on the diagonal and between equal values;
+    ``sums``: ``1 / (w_j + w_i)`` (singular values), 0 where both are zero."""
+    if sums:
+        d = _row(w) + _col(w)
+        same = apply(_degenerate.op, (w,), {"scale_dim": scale_dim, "sums": True})
+    else:
+        d = _row(w) - _col(w)
+        same = apply(_degenerate.op, (w,), {"scale_dim": scale_dim})
     return F.where(same, 0.0, 1.0 / F.where(same, 1.0, d))
 
 
@@ -344,8 +351,12 @@ def _svd_backward(u, s, vh, gu, gs, gvh, m, n):
     big = max(m, n)
     j = F.matmul(_mT(u), gu)                                  # U^T gU
     kk = F.matmul(vh, _mT(gvh))                                # V^T gV
-    f = _inverse_gaps(s * s, big)                              # 1 / (s_j^2 - s_i^2)
-    inner = (f * (j - _mT(j))) * _row(s) + _col(s) * (f * (kk - _mT(kk))) + _diag_embed(gs, j)
+    x, y = j - _mT(j), kk - _mT(kk)
+    # (X_ij s_j + s_i Y_ij) / (s_j^2 - s_i^2), split so that only the 1 / (s_j - s_i) part
+    # is dropped for equal singular values: (X + Y) / 2(s_j - s_i) + (X - Y) / 2(s_j + s_i)
+    minus = _inverse_gaps(s, big)
+    plus = _inverse_gaps(s, big, sums=True)
+    inner = ((x + y) * minus + (x - y) * plus) * 0.5 + _diag_embed(gs, j)
     ga = F.matmul(u, F.matmul(inner, vh))
     if m > k or n > k:
         sinv = _safe_reciprocal(s, big)

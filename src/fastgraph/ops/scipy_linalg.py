@@ -241,11 +241,10 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
         >>> c = spla.cho_factor(fg.tensor([[4.0, 2.0], [2.0, 3.0]]))
         >>> spla.cho_solve(c, fg.tensor([1.0, 1.0]))  # doctest: +SKIP
     """
-    try:
-        c, lower = c_and_lower
-    except (TypeError, ValueError):
-        raise TypeError("cho_solve: c_and_lower must be the pair (c, lower) that cho_factor "
-                        "returns") from None
+    if not (isinstance(c_and_lower, (tuple, list)) and len(c_and_lower) == 2):
+        raise TypeError(f"cho_solve: c_and_lower must be the pair (c, lower) that cho_factor "
+                        f"returns, got {type(c_and_lower).__name__}")
+    c, lower = c_and_lower
     if not holds_graph_value((c, b)):
         return _sla.cho_solve((c, lower), b, check_finite=check_finite)
     c, b = F.shape._as_operand(c), F.shape._as_operand(b)
@@ -397,11 +396,10 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
         >>> spla.lu_solve(spla.lu_factor(fg.tensor([[1.0, 2.0], [3.0, 4.0]])),
         ...               fg.tensor([1.0, 1.0]))  # doctest: +SKIP
     """
-    try:
-        lu, piv = lu_and_piv
-    except (TypeError, ValueError):
-        raise TypeError("lu_solve: lu_and_piv must be the pair (lu, piv) that lu_factor "
-                        "returns") from None
+    if not (isinstance(lu_and_piv, (tuple, list)) and len(lu_and_piv) == 2):
+        raise TypeError(f"lu_solve: lu_and_piv must be the pair (lu, piv) that lu_factor "
+                        f"returns, got {type(lu_and_piv).__name__}")
+    lu, piv = lu_and_piv
     t = _trans_code(trans, "lu_solve")
     if t == 2:
         t = 1   # real matrices: a^H is a^T
