@@ -65,6 +65,9 @@ class OpCase:
     order2: bool = True             # check second-order derivatives
     tol: float = 1.0                # multiplies the tolerances (ill-conditioned cases)
     tensor_only: bool = False       # fn uses Tensor-only methods (no NumPy-in test)
+    jax: Optional[Callable] = None  # JAX equivalent on jax arrays, for what PyTorch lacks
+    out_dtype: Any = None           # the output's dtype whatever the input's (float_power)
+    static: bool = True             # also in static graphs (False: needs values, trim_zeros)
 
     def __repr__(self) -> str:
         return f"OpCase({self.name!r})"
@@ -810,6 +813,11 @@ NUMPY_EXTRA_OPS = (
     "log10 log2 exp2 arcsin arccos arcsinh arccosh arctanh deg2rad rad2deg logaddexp hypot "
     "remainder cumsum diff flip roll moveaxis repeat tile atleast_1d atleast_2d atleast_3d "
     "hstack vstack dstack column_stack diagonal diag trace triu tril tensordot norm").split()
+
+# the drop-in NumPy namespace's lines (a table file of their own)
+from optable_numpy import EXTRA_DOMAINS as _NUMPY_DOMAINS, add_cases as _add_numpy_cases  # noqa: E402
+DOMAINS.update(_NUMPY_DOMAINS)
+_add_numpy_cases(case)
 
 # ---- bookkeeping -----------------------------------------------------------------------------
 CASES_BY_NAME = {c.name: c for c in CASES}

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import fastgraph as fg
+import fastgraph.numpy as fnp
 from fastgraph.eager.numpy_protocols import _C_SIGNATURES, FUNCTIONS, _numpy_signature
 
 DATA = np.array([[0.5, 1.2, 0.7], [1.6, 0.9, 1.1]])
@@ -80,6 +81,10 @@ CASES = [
     ("trace-a", lambda x: np.trace(a=x, offset=-1), lambda x: np.trace(x, -1)),
     ("triu-m", lambda x: np.triu(m=x, k=1), lambda x: np.triu(x, 1)),
     ("tril-m", lambda x: np.tril(m=x, k=0), lambda x: np.tril(x)),
+    ("full-shape", lambda x: fnp.full(shape=(4, 2, 3), fill_value=x),
+     lambda x: fnp.full((4, 2, 3), x)),
+    ("full_like-a", lambda x: np.full_like(a=x, fill_value=x * 2.0),
+     lambda x: np.full_like(x, x * 2.0)),
     ("norm-x-ord", lambda x: np.linalg.norm(x=x, ord=1, axis=0), lambda x: np.linalg.norm(x, 1, 0)),
 ]
 
@@ -162,7 +167,8 @@ PLAIN_NUMPY = [
     ("clip-min-dtype", lambda x: np.clip(x, min=0.6, max=1.3, dtype=np.float32), "np.clip"),
     ("reshape-order", lambda x: np.reshape(x, shape=(3, 2), order="F"), "np.reshape"),
     ("ravel-order", lambda x: np.ravel(a=x, order="F"), "np.ravel"),
-    ("einsum-optimize", lambda x: np.einsum("ij->i", x, optimize=True), "np.einsum"),
+    ("einsum-dtype", lambda x: np.einsum("ij->i", x, dtype=np.float32, casting="same_kind"),
+     "np.einsum"),
     ("where-one-argument", lambda x: np.where(x > 1.0), None),
 ]
 

@@ -71,16 +71,16 @@ def _check(case, dtype, disable=()):
         np.testing.assert_allclose(a, b, **tol)
 
 
-@pytest.mark.parametrize("case", case_params())
+@pytest.mark.parametrize("case", case_params(predicate=lambda c: c.static))
 def test_static_equals_eager(case):
     _check(case, np.float64)
 
 
-@pytest.mark.parametrize("case", case_params())
+@pytest.mark.parametrize("case", case_params(predicate=lambda c: c.static))
 def test_static_equals_eager_float32(case):
     _check(case, np.float32)
 
 
-@pytest.mark.parametrize("case", case_params())
+@pytest.mark.parametrize("case", case_params(predicate=lambda c: c.static))
 def test_static_all_passes_off(case):
     _check(case, np.float64, disable=("fold", "simplify", "merge", "buffers"))

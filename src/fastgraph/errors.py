@@ -1,5 +1,4 @@
 """``fg.errors``: TensorFlow-named errors of static mode (see :mod:`fastgraph.static.errors`)."""
-from .static.errors import (FailedPreconditionError, InvalidArgumentError, NotFoundError,
-                            OpError)
+from .static.errors import FailedPreconditionError, InvalidArgumentError, OpError
 
-__all__ = ["OpError", "FailedPreconditionError", "InvalidArgumentError", "NotFoundError"]
+__all__ = ["OpError", "FailedPreconditionError", "InvalidArgumentError"]

@@ -200,6 +200,10 @@ class _Plan:
         fg_by_name = {p.name: p for p in self.fg_params if p.kind is not _P.VAR_KEYWORD}
         self.target = {}  # NumPy's name -> fastgraph's Parameter
         for i, p in enumerate(np_params):
+            if p.kind is _P.VAR_POSITIONAL and i < len(self.fg_params) and \
+                    self.fg_params[i].kind is _P.VAR_POSITIONAL:
+                self.target[p.name] = self.fg_params[i]   # np.einsum(*operands): the same
+                continue
             if p.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD):
                 continue
             if i == 0 or p.kind is _P.POSITIONAL_ONLY:
@@ -218,8 +222,8 @@ class _Plan:
             q = self.fg_params[i] if i < len(self.fg_params) else None
             if p.kind is _P.VAR_POSITIONAL:  # np.einsum(*operands): fastgraph's must take any
                 rest = self.fg_params[i:]
-                if any(r.kind is _P.VAR_POSITIONAL for r in rest) and all(
-                        r.kind in _POSITIONAL for r in rest[:-1]):
+                star = next((k for k, r in enumerate(rest) if r.kind is _P.VAR_POSITIONAL), None)
+                if star is not None and all(r.kind in _POSITIONAL for r in rest[:star]):
                     self.n_fast = _ANY_NUMBER
                 break
             if q is None or p.kind not in _POSITIONAL or self.target.get(p.name) is not q \
@@ -271,10 +275,14 @@ class _Plan:
         for q in self.fg_params:
             if q.name not in values:
                 gap = gap or q.kind in _POSITIONAL
-            elif q.kind is _P.VAR_POSITIONAL:  # NumPy's one value: np.reshape's shape
-                if gap:
+            elif q.kind is _P.VAR_POSITIONAL:  # NumPy's one value (np.reshape's shape), or
+                if gap:                         # NumPy's own *operands (np.einsum's)
                     return None
-                args.append(values[q.name])
+                if any(self.target.get(n) is q and k is _P.VAR_POSITIONAL
+                       for n, k in self.np_kinds.items()):
+                    args.extend(values[q.name])
+                else:
+                    args.append(values[q.name])
             elif q.kind in _POSITIONAL and not gap:
                 args.append(values[q.name])
             elif q.kind is _P.POSITIONAL_ONLY:

@@ -1,4 +1,5 @@
-"""Linear algebra: matmul (batched, ``@``), dot, outer, einsum, and ``fg.linalg``."""
+"""Linear algebra: matmul (batched, ``@``), dot, outer, tensordot, trace, and ``fg.linalg``
+(``einsum`` is in ``products.py``)."""
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -75,82 +76,6 @@ def outer(a, b):
 
 
 outer = defun(outer, exports=TOP)
-
-
-# ---- einsum -----------------------------------------------------------------------------------
-def _parse_einsum(subscripts: str, n: int):
-    if not isinstance(subscripts, str):
-        raise TypeError(f"einsum: the subscripts must be a string such as 'ij,jk->ik', got "
-                        f"{type(subscripts).__name__} {subscripts!r} (the interleaved "
-                        f"einsum(op0, sublist0, ...) form is not supported)")
-    subscripts = subscripts.replace(" ", "")
-    if "." in subscripts:
-        raise ValueError("einsum: ellipsis ('...') is not supported yet; spell out the axes")
-    if "->" in subscripts:
-        lhs, out = subscripts.split("->")
-    else:
-        lhs = subscripts
-        letters = lhs.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    ins = lhs.split(",")
-    if len(ins) != n:
-        raise ValueError(f"einsum: {subscripts!r} names {len(ins)} operands, got {n}")
-    for s in ins:
-        if len(set(s)) != len(s):
-            raise ValueError(f"einsum: repeated index in one operand ({s!r}) is not supported")
-    return ins, out
-
-
-def _einsum_vjp_for(i):
-    def vjp(g, ans, *xs, subscripts):
-        ins, out = _parse_einsum(subscripts, len(xs))
-        others = [s for j, s in enumerate(ins) if j != i]
-        available = set(out).union(*map(set, others)) if others else set(out)
-        kept = "".join(c for c in ins[i] if c in available)
-        spec = ",".join([out] + others) + "->" + kept
-        r = F.einsum(spec, g, *[x for j, x in enumerate(xs) if j != i])
-        if kept != ins[i]:
-            r = F.expand_dims(r, tuple(k for k, c in enumerate(ins[i]) if c not in available))
-        # An index of length 1 in this operand broadcasts against the others ("ij,j->i" with
-        # shapes (2, 3) and (1,)): then r has length 1 there, and the input's full length.
-        # (The engines only sum gradients down to the input's shape, never spread them.)
-        # (Unknown static dimensions may hide such a 1: broadcast then too, a view at run time.)
-        rs, xsh = tuple(_shape(r)), tuple(_shape(xs[i]))
-        if rs != xsh or None in rs:
-            r = F.broadcast_like(r, xs[i])
-        return r
-    return vjp
-
-
-def _einsum_shape(shapes, subscripts, **_):
-    ins, out = _parse_einsum(subscripts, len(shapes))
-    sizes: dict = {}
-    for s, shape in zip(ins, shapes):
-        if len(s) != len(shape):
-            raise ValueError(f"einsum: operand {s!r} has {len(shape)} dimensions, "
-                             f"expected {len(s)}")
-        for c, d in zip(s, shape):
-            prev = sizes.get(c)
-            if prev is not None and d is not None and prev != d and 1 not in (prev, d):
-                raise ValueError(f"einsum: index {c!r} has sizes {prev} and {d} "
-                                 f"(shapes {' '.join(str(tuple(t)) for t in shapes)})")
-            if prev is None or prev == 1:
-                sizes[c] = d
-    return tuple(sizes[c] for c in out)
-
-
-def einsum(subscripts: str, *operands):
-    """Einstein summation (explicit or implicit output; no ellipsis), differentiable.
-
-        >>> fg.einsum("ij,jk->ik", fg.ones((2, 3)), fg.ones((3, 4)))  # doctest: +SKIP
-    """
-    _parse_einsum(subscripts, len(operands))
-    return apply(einsum.op, operands, {"subscripts": subscripts})
-
-
-einsum = defop("einsum", lambda *xs, subscripts: np.einsum(subscripts, *xs),
-               vjp_for=_einsum_vjp_for, function=einsum, shape=_einsum_shape, variadic=True,
-               exports=TOP)
 
 
 # ---- fg.linalg ------------------------------------------------------------------------------
@@ -402,7 +327,9 @@ def _norm_vjp(g, ans, x, ord, axis, keepdims):
             hit = F.equal(F.sum(F.abs(x), axis=summed, keepdims=True), ak)
             count = F.sum(hit, axis=over, keepdims=True)
             return gk * F.sign(x) * (hit / count)
-        return F.linalg_decomp._spectral_norm_vjp(gk, x, ord, row, col)
+        raise NotImplementedError(f"norm: the gradient of the matrix norm ord={ord!r} needs a "
+                                  f"singular value decomposition, which fastgraph does not "
+                                  f"differentiate yet (ord None/'fro', 1, -1, inf and -inf do)")
     if ord == 1:
         return gk * F.sign(x)
     if ord in (np.inf, -np.inf):
@@ -425,16 +352,9 @@ def _norm_shape(shapes, ord, axis, keepdims):
 
 def norm(x, ord=None, axis=None, keepdims=False):
     """NumPy's ``np.linalg.norm`` (its own function: the same values and dtypes), differentiable:
-    vector norms of any order, and every matrix norm (Frobenius, ord=1, -1, inf, -inf, and
-    through the singular values 2, -2 and 'nuc'), over ``axis`` (one axis, or two for matrix
-    norms) with ``keepdims``.  Where the norm is not differentiable the gradient is PyTorch's
-    choice: 0 at a zero vector (2-norm, Frobenius, p-norms), ``sign(x)`` for ord=1 (0 at 0), ties
-    of ord=inf and of the extreme singular values (ord=2, -2) split evenly; 'nuc' takes
-    ``U_r Vh_r`` over the non-zero singular values (the smallest subgradient).
-
-        >>> fg.linalg.norm(fg.tensor([[3.0, 0.0], [0.0, 4.0]]), 2)
-        tensor(4.)
-    """
+    vector norms of any order, the Frobenius norm, and matrix norms ord=1, -1, inf, -inf.  Where
+    the norm is not differentiable the gradient is PyTorch's choice: 0 at a zero vector (2-norm,
+    Frobenius, p-norms), ``sign(x)`` for ord=1 (0 at 0), ties of ord=inf split evenly."""
     x = F.shape._as_operand(x)
     nd = F.shape._known_ndim(x, "norm")
     ord = _norm_ord(ord)

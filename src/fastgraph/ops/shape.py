@@ -5,6 +5,8 @@ works on arrays, Tensors and graph Nodes whose dimensions are only known when th
 """
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from .._core import TOP, apply, defop, defun, holds_graph_value
@@ -760,8 +762,14 @@ atleast_3d = defun(atleast_3d, exports=TOP)
 
 
 def _sequence(tup, op):
+    """The arrays to join: a list or tuple, a generator (as autograd takes), or one array (as
+    NumPy takes anything indexable: its rows)."""
+    if isinstance(tup, types.GeneratorType) or (
+            not isinstance(tup, (list, tuple)) and hasattr(tup, "__getitem__")):
+        tup = tuple(tup)
     if not isinstance(tup, (list, tuple)):
-        raise TypeError(f"{op}: arrays to stack must be passed as a sequence (list or tuple)")
+        raise TypeError(f"{op}: arrays to stack must be passed as a sequence (list or tuple), "
+                        f"got {type(tup).__name__}")
     if not tup:
         raise ValueError(f"{op}: need at least one array to concatenate")
     return list(tup)
