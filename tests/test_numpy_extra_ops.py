@@ -308,13 +308,15 @@ def test_norm_forms_and_errors(rng):
                 {"axis": (0, 1), "ord": 3}):
         with pytest.raises(ValueError):
             fg.linalg.norm(t, **bad)
-    # matrix 2-norm and nuclear norm: NumPy's value; no gradient yet (they need an SVD)
-    m = fg.tensor(x[0], requires_grad=True)
-    for ord in (2, -2, "nuc"):
+    # matrix 2-norm, -2-norm and nuclear norm: NumPy's value; gradients through the SVD
+    u, _, vh = np.linalg.svd(x[0], full_matrices=False)
+    for ord, want in ((2, np.outer(u[:, 0], vh[0])), (-2, np.outer(u[:, -1], vh[-1])),
+                      ("nuc", u @ vh)):
+        m = fg.tensor(x[0], requires_grad=True)
         out = fg.linalg.norm(m, ord)
         assert out.item() == np.linalg.norm(x[0], ord)
-        with pytest.raises(NotImplementedError, match="singular value"):
-            out.backward()
+        out.backward()
+        np.testing.assert_allclose(m.grad.data, want, atol=1e-12, err_msg=str(ord))
     assert fg.linalg.norm(np.array([3, 4])) == 5.0 and \
         fg.linalg.norm(np.array([3, 4])).dtype == np.float64
     assert fg.linalg.norm(fg.tensor(np.ones(3, np.float32))).dtype == np.float32

@@ -38,3 +38,4 @@ from .static import (Graph, InteractiveSession, Node, Session, Variable, assign,
                      reset_default_graph, trainable_variables, variables_initializer)
 from .bridge.function import clear_caches, function
 from . import train, errors
+from .serialize import load, save

@@ -1,4 +1,5 @@
 """``fg.errors``: TensorFlow-named errors of static mode (see :mod:`fastgraph.static.errors`)."""
-from .static.errors import FailedPreconditionError, InvalidArgumentError, OpError
+from .static.errors import (FailedPreconditionError, InvalidArgumentError, NotFoundError,
+                            OpError)
 
-__all__ = ["OpError", "FailedPreconditionError", "InvalidArgumentError"]
+__all__ = ["OpError", "FailedPreconditionError", "InvalidArgumentError", "NotFoundError"]

@@ -4,8 +4,8 @@ A declaration says everything about an op, each fact a keyword (the fields of
 :class:`~fastgraph._core.dispatch.OpDef`, and of its public face :class:`Api`), and what is
 generated from the declarations reads them:
 
-* the public names of ``fastgraph``, ``fastgraph.numpy``, ``fastgraph.linalg`` and
-  ``fastgraph.scipy.special`` (:func:`namespace`);
+* the public names of ``fastgraph``, ``fastgraph.numpy``, ``fastgraph.linalg``,
+  ``fastgraph.scipy.special`` and ``fastgraph.scipy.linalg`` (:func:`namespace`);
 * the NumPy protocol tables, NumPy's ufuncs and functions that route to an op (:func:`numpy_routes`);
 * the method and operator forms of ``Tensor`` and ``Node`` (:func:`method_forms`);
 * the passes' decisions (they ask an op's fields, never its name).
@@ -47,7 +47,7 @@ API: dict[str, "Api"] = {}
 #: the namespaces a public op is exported to unless it says otherwise: ``fastgraph`` and the
 #: drop-in ``fastgraph.numpy``
 TOP = ("fastgraph", "numpy")
-NAMESPACES = ("fastgraph", "numpy", "linalg", "scipy.special")
+NAMESPACES = ("fastgraph", "numpy", "linalg", "scipy.special", "scipy.linalg")
 
 _UNARY_DUNDERS = frozenset({"__neg__", "__abs__", "__invert__", "__pos__"})
 _REFLECTED = frozenset({"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__",
@@ -59,7 +59,7 @@ class Api:
 
     * ``function``: what users call;
     * ``exports``: the namespaces that export it, each ``"fastgraph"``, ``"numpy"``,
-      ``"linalg"`` or ``"scipy.special"`` (under its name) or a pair ``(namespace, alias)``;
+      ``"linalg"``, ``"scipy.special"`` or ``"scipy.linalg"`` (under its name) or a pair ``(namespace, alias)``;
     * ``methods``: its method forms on ``Tensor`` and ``Node``: names bound to ``function`` (the
       value is ``self``; ``True``: its own name), or a dict of name to a function of ``self``
       (or a ``property``);

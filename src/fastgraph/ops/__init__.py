@@ -7,6 +7,7 @@ values, eager ``Tensor``s or graph ``Node``s and returns the same kind.
 from .._core import (API, REGISTRY, ZERO, OpDef, apply, defop, defun, namespace,
                      register_kind, set_pack)
 from . import elementwise, reductions, shape, linalg, nn  # noqa: F401  (the declarations)
+from . import linalg_decomp, scipy_linalg  # noqa: F401
 from . import ufuncs, arrays, products, statistics  # noqa: F401
 
 globals().update({api.name: api.function for api in API.values()})

@@ -327,9 +327,7 @@ def _norm_vjp(g, ans, x, ord, axis, keepdims):
             hit = F.equal(F.sum(F.abs(x), axis=summed, keepdims=True), ak)
             count = F.sum(hit, axis=over, keepdims=True)
             return gk * F.sign(x) * (hit / count)
-        raise NotImplementedError(f"norm: the gradient of the matrix norm ord={ord!r} needs a "
-                                  f"singular value decomposition, which fastgraph does not "
-                                  f"differentiate yet (ord None/'fro', 1, -1, inf and -inf do)")
+        return F.linalg_decomp._spectral_norm_vjp(gk, x, ord, row, col)
     if ord == 1:
         return gk * F.sign(x)
     if ord in (np.inf, -np.inf):
@@ -352,9 +350,16 @@ def _norm_shape(shapes, ord, axis, keepdims):
 
 def norm(x, ord=None, axis=None, keepdims=False):
     """NumPy's ``np.linalg.norm`` (its own function: the same values and dtypes), differentiable:
-    vector norms of any order, the Frobenius norm, and matrix norms ord=1, -1, inf, -inf.  Where
-    the norm is not differentiable the gradient is PyTorch's choice: 0 at a zero vector (2-norm,
-    Frobenius, p-norms), ``sign(x)`` for ord=1 (0 at 0), ties of ord=inf split evenly."""
+    vector norms of any order, and every matrix norm (Frobenius, ord=1, -1, inf, -inf, and
+    through the singular values 2, -2 and 'nuc'), over ``axis`` (one axis, or two for matrix
+    norms) with ``keepdims``.  Where the norm is not differentiable the gradient is PyTorch's
+    choice: 0 at a zero vector (2-norm, Frobenius, p-norms), ``sign(x)`` for ord=1 (0 at 0), ties
+    of ord=inf and of the extreme singular values (ord=2, -2) split evenly; 'nuc' takes
+    ``U_r Vh_r`` over the non-zero singular values (the smallest subgradient).
+
+        >>> fg.linalg.norm(fg.tensor([[3.0, 0.0], [0.0, 4.0]]), 2)
+        tensor(4.)
+    """
     x = F.shape._as_operand(x)
     nd = F.shape._known_ndim(x, "norm")
     ord = _norm_ord(ord)

@@ -1,4 +1,4 @@
 """``fastgraph.scipy``: differentiable counterparts of SciPy functions."""
-from . import special
+from . import linalg, special
 
-__all__ = ["special"]
+__all__ = ["linalg", "special"]

@@ -1,7 +1,7 @@
 """TensorFlow-named errors raised by :class:`~fastgraph.static.session.Session` (``fg.errors``)."""
 from __future__ import annotations
 
-__all__ = ["OpError", "FailedPreconditionError", "InvalidArgumentError"]
+__all__ = ["OpError", "FailedPreconditionError", "InvalidArgumentError", "NotFoundError"]
 
 
 class OpError(RuntimeError):
@@ -19,3 +19,8 @@ class FailedPreconditionError(OpError):
 
 class InvalidArgumentError(OpError, ValueError):
     """A missing feed, or a feed of the wrong shape or dtype."""
+
+
+class NotFoundError(OpError):
+    """Something a run or a restore looks for is not there (a variable missing from a
+    checkpoint)."""

@@ -13,7 +13,7 @@ import threading
 import numpy as np
 
 from .._core.tree import flatten
-from .errors import InvalidArgumentError
+from .errors import FailedPreconditionError, InvalidArgumentError
 from .executor import UNINIT, Plan
 from .graph import Graph, get_default_graph
 from .node import NODE_TYPES
@@ -261,6 +261,36 @@ class Session:
         if len(self._store) < need:
             self._store.extend([UNINIT] * (need - len(self._store)))
         return plan
+
+    # ---- variable values (checkpoints) ----------------------------------------------------------
+    def _variable_values(self, variables) -> list:
+        """The current values of ``variables`` (Variables of this session's graph), read
+        together under the state lock; an uninitialised one raises
+        ``FailedPreconditionError`` naming it."""
+        self._check_open()
+        with self._state_lock:
+            store = self._store
+            out = []
+            for v in variables:
+                val = store[v.var_index] if v.var_index < len(store) else UNINIT
+                if val is UNINIT:
+                    raise FailedPreconditionError(
+                        f"Attempting to use uninitialized value {v.name!r} (run its "
+                        f"initializer, e.g. fg.global_variables_initializer(), first)", v)
+                out.append(np.array(val))
+            return out
+
+    def _set_variables(self, pairs) -> None:
+        """Set each ``(variable, array)`` of ``pairs`` at once, under the state lock (the
+        caller has checked every shape and dtype: nothing here can fail half-way)."""
+        self._check_open()
+        values = [(v.var_index, np.array(a, dtype=v.dtype, order="C")) for v, a in pairs]
+        with self._state_lock:
+            need = len(self.graph.variables)
+            if len(self._store) < need:
+                self._store.extend([UNINIT] * (need - len(self._store)))
+            for idx, arr in values:     # (the store's arrays are private: plans write them)
+                self._store[idx] = arr[()] if arr.ndim == 0 else arr
 
     def explain(self, fetches, feed_dict=None) -> str:
         """A readable account of the compiled plan: kept steps, folded, simplified, merged and
