@@ -89,8 +89,9 @@ def test_opcode_table_matches_vm():
         assert op.eval in ("c", "vec", "ufunc")
         if op.eval == "vec":
             assert _fused.vm_has_vec(op.name), op.name
-        if op.ufunc is not None:
-            assert isinstance(getattr(np, op.ufunc), np.ufunc)
+        if op.ufunc is not None:    # NumPy's, or SciPy's by its dotted path; its loops found
+            assert isinstance(_fused._ufunc_named(op.ufunc), np.ufunc)
+            assert all(_fused.ufunc_loop_available(op.name, dt) for dt in DTYPES), op.name
 
 
 def test_opcode_rows_are_the_compilers_table():
@@ -98,8 +99,8 @@ def test_opcode_rows_are_the_compilers_table():
     order, and every row has its NumPy reference (the only per-op fact kept in Python)."""
     rows = _fused.opcode_rows()
     assert [r[2] for r in rows] == list(range(1, len(rows) + 1))
-    assert [(op.name, op.arity, op.code, op.eval, op.ufunc, op.cost, op.doc) for op in OPCODES] \
-        == list(rows)
+    assert [(op.name, op.arity, op.code, op.eval, op.ufunc, op.cost,
+             (op.ulp["float32"], op.ulp["float64"]), op.doc) for op in OPCODES] == list(rows)
     assert set(REFS) == {op.name for op in OPCODES}
     assert all(callable(op.ref) for op in OPCODES)
     assert all(op.arity in (1, 2, 3) and op.cost >= 1 for op in OPCODES)

@@ -417,7 +417,7 @@ def _mode_for(spec, strategy, vm):
     if strategy == "vec":
         return 1 if vm.vm_has_vec(spec.name) else 0
     if strategy == "ufunc":
-        return 2 if (spec.ufunc is not None or spec.name in ("sigmoid", "softplus")) else 0
+        return 2 if spec.ufunc is not None else 0
     if spec.eval == "vec" and not vm.vm_has_vec(spec.name):
         return 0
     return _MODES[spec.eval]

@@ -15,18 +15,20 @@ see ``docs/fusion.md``):
 ``"ufunc"``  NumPy's own inner loop for the op (``ufunc`` names it), called per block without the
              GIL through the function pointer in the ufunc's loop table.
 
-``ufunc`` names the NumPy ufunc whose ``d->d`` / ``f->f`` (``dd->d`` / ``ff->f``) inner loop can
-evaluate the op; the VM resolves those loops once, at import.  A kernel can be compiled with a
+``ufunc`` names the ufunc (NumPy's, or SciPy's by its dotted path) whose ``d->d`` / ``f->f``
+(``dd->d`` / ``ff->f``) inner loop computes exactly what the unfused op does; the VM resolves
+those loops once, at import.  ``ulp`` is the most ulp the default evaluation may differ from the
+unfused op, per dtype (docs/fusion.md's table; tests/test_fused_accuracy.py holds it).  A kernel can be compiled with a
 forced strategy (``compile_kernel(..., strategy="libm" | "ufunc" | "vec")``) for benchmarks.
 ``cost`` is the work of one element in ``add``s (see :func:`work_units`).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
+import scipy.special as _special
 
 from ..kernels import vm as _vm
 
@@ -43,32 +45,19 @@ class OpCode:
     ufunc: Optional[str]         # NumPy ufunc whose inner loop can evaluate it, if any
     ref: Callable                # NumPy reference (the tests compare the VM with it)
     cost: int = 1                # work per element, in adds
+    ulp: dict = None             # {"float32": n, "float64": n}: the most ulp the default
+    #                              evaluation differs from the unfused op (0: the same bits)
     doc: str = ""
-
-
-def _sigmoid(x):
-    x = np.asarray(x)
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
 
 
 def _softplus(x):
     x = np.asarray(x)
-    return (np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0)).astype(x.dtype, copy=False)
+    return np.logaddexp(np.zeros((), x.dtype), x)
 
 
 def _relu(x):
     x = np.asarray(x)
     return np.maximum(x, np.zeros((), x.dtype))
-
-
-def _erf(x):
-    try:
-        from scipy.special import erf
-        return erf(x)
-    except ImportError:  # pragma: no cover
-        x = np.asarray(x)
-        return np.vectorize(math.erf, otypes=[x.dtype])(x)
 
 
 def _cmp(f):
@@ -113,9 +102,9 @@ REFS: dict[str, Callable] = {
     "sinh": np.sinh,
     "cosh": np.cosh,
     "arctan": np.arctan,
-    "sigmoid": _sigmoid,
+    "sigmoid": _special.expit,      # what fg.sigmoid, fg.softplus and fg.erf compute unfused
     "softplus": _softplus,
-    "erf": _erf,
+    "erf": _special.erf,
     "less": _cmp(np.less),
     "less_equal": _cmp(np.less_equal),
     "greater": _cmp(np.greater),
@@ -133,8 +122,9 @@ REFS: dict[str, Callable] = {
 }
 
 OPCODES: tuple[OpCode, ...] = tuple(
-    OpCode(name, arity, code, ev, uf, REFS.get(name), cost, doc)
-    for name, arity, code, ev, uf, cost, doc in _vm.opcode_rows()
+    OpCode(name, arity, code, ev, uf, REFS.get(name), cost,
+           {"float32": ulp[0], "float64": ulp[1]}, doc)
+    for name, arity, code, ev, uf, cost, ulp, doc in _vm.opcode_rows()
 )
 BY_NAME: dict[str, OpCode] = {op.name: op for op in OPCODES}
 BY_CODE: dict[int, OpCode] = {op.code: op for op in OPCODES}

@@ -48,6 +48,8 @@ cdef extern from "fg_vm.h":
         const char* doc
         int arity
         int cost
+        int ulp32
+        int ulp64
     const fg_opcode_row fg_opcode_rows[]
     cdef enum:      # the opcodes this module names (all of them: FG_OPCODES)
         FG_OP_POWER, FG_OP_EXP, FG_OP_LOG1P, FG_OP_SIGMOID, FG_OP_SOFTPLUS, FG_OP_END
@@ -81,15 +83,16 @@ cdef str _text(const char* s):
 _ROWS = tuple(
     (_text(fg_opcode_rows[i].name), fg_opcode_rows[i].arity, i + 1, _text(fg_opcode_rows[i].eval),
      None if _text(fg_opcode_rows[i].ufunc) == "none" else _text(fg_opcode_rows[i].ufunc),
-     fg_opcode_rows[i].cost, _text(fg_opcode_rows[i].doc))
+     fg_opcode_rows[i].cost, (fg_opcode_rows[i].ulp32, fg_opcode_rows[i].ulp64),
+     _text(fg_opcode_rows[i].doc))
     for i in range(FG_OP_END - 1))
 _CODE = {row[0]: row[2] for row in _ROWS}
 
 
 def opcode_rows():
     """The VM's opcodes (``include/fg_opcodes.h``), one tuple per opcode in opcode order:
-    ``(name, arity, code, eval, ufunc, cost, doc)``, ``ufunc`` ``None`` where no NumPy loop
-    computes it.
+    ``(name, arity, code, eval, ufunc, cost, (ulp32, ulp64), doc)``, ``ufunc`` ``None`` where no
+    NumPy or SciPy loop computes it.
 
     >>> from fastgraph.kernels.vm import opcode_rows
     >>> opcode_rows()[1][:5]
@@ -169,19 +172,38 @@ cdef int MODE_VEC = 1
 cdef int MODE_UFUNC = 2
 
 
+# a unary op whose row names a binary ufunc calls its loop with 0 first (softplus:
+# logaddexp(0, a)); _loop_nin[k] is the loop's number of inputs
+cdef int _loop_nin[MAXOP]
+
+
 cdef int _find_loops(int k, object ufunc, int nin) except -1:
     find_loop(ufunc, nin + 1, cnp.NPY_DOUBLE, &_loop_d[k], &_loopdata_d[k])
     find_loop(ufunc, nin + 1, cnp.NPY_FLOAT, &_loop_f[k], &_loopdata_f[k])
+    _loop_nin[k] = nin
     return 0
+
+
+def _ufunc_named(str name):
+    """NumPy's ufunc ``name``, or the one at a dotted path (``scipy.special.expit``)."""
+    if "." not in name:
+        return getattr(np, name)
+    import importlib
+    module, _, attr = name.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
 
 
 def _init_tables():
     if <int>FG_OP_END > <int>MAXOP:
         raise ImportError(f"fastgraph.kernels.vm: {FG_OP_END - 1} opcodes, at most {MAXOP - 1}")
-    for name, arity, code, ev, uf, cost, doc in _ROWS:
+    for name, arity, code, ev, uf, cost, ulp, doc in _ROWS:
         _arity[code] = arity
         if uf is not None and arity <= 2:
-            _find_loops(code, getattr(np, uf), arity)
+            ufunc = _ufunc_named(uf)
+            if ufunc.nin not in (arity, arity + 1) or (arity == 2 and ufunc.nin != 2):
+                raise ImportError(f"fastgraph.kernels.vm: {uf} takes {ufunc.nin} operands, "
+                                  f"opcode {name!r} {arity}")
+            _find_loops(code, ufunc, ufunc.nin)
     # sigmoid and softplus are made of exp and log1p: their loops, whatever those rows say
     if _loop_d[FG_OP_LOG1P] == NULL:
         _find_loops(FG_OP_LOG1P, np.log1p, 1)
@@ -223,6 +245,22 @@ cdef inline void _call_loop(loop_t fn, void* data, int nin, real* d, real* a, re
     else:
         args[1] = <char*>b
         args[2] = <char*>d
+    fn(args, dims, steps, data)
+
+
+cdef inline void _call_loop_zero_first(loop_t fn, void* data, real* d, real* a,
+                                       Py_ssize_t n) noexcept nogil:
+    cdef real zero = 0
+    cdef char* args[3]
+    cdef cnp.npy_intp dims[1]
+    cdef cnp.npy_intp steps[3]
+    dims[0] = n
+    steps[0] = 0
+    steps[1] = sizeof(real)
+    steps[2] = sizeof(real)
+    args[0] = <char*>&zero
+    args[1] = <char*>a
+    args[2] = <char*>d
     fn(args, dims, steps, data)
 
 
@@ -269,10 +307,13 @@ cdef void _exec(int k, int mode, real* d, real* a, real* b, real* c,
     cdef Py_ssize_t i
     cdef real x, e, r, zero = 0, one = 1
     cdef loop_t fn
-    if mode == MODE_UFUNC and _arity[k] == 2:
+    if mode == MODE_UFUNC and (_arity[k] == 2 or _loop_nin[k] == 2):
         fn = _loop_of(k, d)
         if fn != NULL:
-            _call_loop(fn, _loopdata_of(k, d), 2, d, a, b, n)
+            if _arity[k] == 2:
+                _call_loop(fn, _loopdata_of(k, d), 2, d, a, b, n)
+            else:       # f(0, a): the zero operand with stride 0
+                _call_loop_zero_first(fn, _loopdata_of(k, d), d, a, n)
             return
     if real is double:
         if fg_vm_arith_d(k, d, a, b, c, n):
@@ -282,6 +323,10 @@ cdef void _exec(int k, int mode, real* d, real* a, real* b, real* c,
             return
     if k == FG_OP_SIGMOID:
         if mode == MODE_VEC and _vec(k, d, a, n):
+            return
+        fn = _loop_of(k, d)
+        if mode == MODE_UFUNC and fn != NULL:     # SciPy's expit: the unfused op's loop
+            _call_loop(fn, _loopdata_of(k, d), 1, d, a, <real*>NULL, n)
             return
         for i in range(n):
             d[i] = -fabs(a[i])
@@ -807,8 +852,13 @@ cdef inline int _check_reg(int r, int nregs, str what, int i, str part="") excep
 cdef inline bint _one_pass(int k, int mode) noexcept:
     """Whether the VM's loop for op ``k`` reads each operand element before writing that
     element of the result and never rereads it (so the result may alias an operand).  The
-    non-vec sigmoid and softplus run several passes over their output."""
-    return not (k == FG_OP_SOFTPLUS or (k == FG_OP_SIGMOID and mode != MODE_VEC))
+    composite sigmoid (libm) and softplus (libm, vec) run several passes over their output;
+    with SciPy's and NumPy's loops (ufunc) both are one pass."""
+    if k != FG_OP_SOFTPLUS and k != FG_OP_SIGMOID:
+        return True
+    if mode == MODE_UFUNC and _loop_d[k] != NULL and _loop_f[k] != NULL:
+        return True
+    return k == FG_OP_SIGMOID and mode == MODE_VEC
 
 
 cdef class Program:

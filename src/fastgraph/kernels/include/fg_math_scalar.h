@@ -106,6 +106,13 @@ static inline float fg__exp_den_f(float r) {
 #define FG_SIGMOID_SHIFT_f 26.0f
 #define FG_SIGMOID_UNSHIFT_d 5.551115123125783e-17
 #define FG_SIGMOID_UNSHIFT_f 1.4901161193847656e-08f
+/* the largest x whose sigmoid is 0, as the unfused op (SciPy's expit, 1 / (1 + exp(-x)) in the
+   array's precision) gives it: from there down exp(-x) overflows and expit is 0, where the
+   rational form would give the subnormal e^x rounds to.  (-log(DBL_MAX) and -logf(FLT_MAX),
+   rounded to the next float away from 0.)  The reduction then takes EXP_LO instead, whose
+   e^EXP_LO is under half the smallest subnormal: the quotient rounds to 0, at no extra cost. */
+#define FG_SIGMOID_ZERO_d -0x1.62e42fefa39f0p+9
+#define FG_SIGMOID_ZERO_f -0x1.62e43p+6f
 
 #define FG__CAT(a, b) a##b
 #define FG__XCAT(a, b) FG__CAT(a, b)

@@ -59,10 +59,11 @@ static inline FG_T FG_F(fg_tanh)(FG_T x) {
 
 /* sigmoid(x) = 1 / (1 + e) for x >= 0, e / (1 + e) otherwise, with e = exp(-|x|) = S N / D in
    tanh's rational form, so sigmoid = D / (D + S N) or S N / (D + S N): one division and the
-   short polynomial.  Max error 2 ulp (against long double). */
+   short polynomial.  Max error 2 ulp (against long double); 0 from SIGMOID_ZERO down, as the
+   unfused op gives. */
 static inline FG_T FG_F(fg_sigmoid)(FG_T x) {
     FG_T z = -FG_K(FABS)(x);
-    FG_T zc = z < FG_K(EXP_LO) ? FG_K(EXP_LO) : z;
+    FG_T zc = z <= FG_K(SIGMOID_ZERO) ? FG_K(EXP_LO) : z;       /* 0 from SIGMOID_ZERO down */
     FG__REDUCE(zc, km, k, r)
     FG_T D = FG_F(fg__exp_den)(r);
     FG_T SN = (D + (FG_T)2 * r) * FG_F(fg__pow2)(km + FG_K(SIGMOID_SHIFT));   /* e D 2^SHIFT */

@@ -78,7 +78,9 @@ FGV_ATTR static inline __attribute__((always_inline)) void FGV__NAME(fg__sigmoid
     FGV_MASK_T pos[FGV_NMAX];
     FGV__EACH(x[j] = FGV_LOAD(a + FGV_LANES * j))
     FGV__EACH(z[j] = FGV_OR(x[j], FGV__C(-0.0)))                            /* -|x| */
-    FGV__EACH(z[j] = FGV_MAX(FGV__C(FG_EXP_LO_d), z[j]))                    /* NaN passes */
+    /* EXP_LO from SIGMOID_ZERO down: 0 there, as unfused (NaN passes) */
+    FGV__EACH(z[j] = FGV_BLEND(z[j], FGV__C(FG_EXP_LO_d),
+                               FGV_GE(FGV__C(FG_SIGMOID_ZERO_d), z[j])))
     FGV__REDUCE(z, km, k, r, 1.0)
     FGV__EACH(t[j] = FGV_MUL(r[j], r[j]))
     FGV__EACH(t2[j] = FGV_MUL(t[j], t[j]))
