@@ -36,8 +36,8 @@ from fastgraph.cli import matplotlib_missing, output_file, thread_count
 #: ``run`` run after these, in name order.
 SUITE = ("tape_scalar", "tape_vector", "mlp", "fused", "fused_vm", "call_overhead", "compile",
          "toposort", "numeric")
-#: modules of the package that are not workloads
-NOT_WORKLOADS = ("timing", "report")
+#: modules of the package that are not workloads (compare_builds times several builds)
+NOT_WORKLOADS = ("timing", "report", "compare_builds")
 
 #: Peer libraries: import name -> distribution name (for versions and the "missing" list).
 PEERS = {
