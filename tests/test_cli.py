@@ -357,8 +357,12 @@ def _setup_numeric(monkeypatch, mods):
     # every peer's value and gradient stood in by the hand-written NumPy one
     monkeypatch.setattr(m, "LOGISTIC_PEERS", {k: (lib, m._logistic_numpy)
                                               for k, (lib, _) in m.LOGISTIC_PEERS.items()})
+    monkeypatch.setattr(m, "GP_POINTS", 64)      # the same code on a small problem
+    monkeypatch.setattr(m, "GP_PEERS", {k: (lib, m._gp_numpy)
+                                        for k, (lib, _) in m.GP_PEERS.items()})
     _patch_bench(monkeypatch, m, {"autograd": object(), "jax": object(), "torch": object()})
-    return Counter((a, b, t) for (a, b), t in m.LOGISTIC_TARGETS.items())
+    return Counter((a, b, t) for targets in (m.LOGISTIC_TARGETS, m.GP_TARGETS)
+                   for (a, b), t in targets.items())
 
 
 _TARGET_SETUPS = {

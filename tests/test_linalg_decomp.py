@@ -75,6 +75,27 @@ def test_cholesky_gradient_of_a_large_matrix_matches_finite_differences(dtype, r
     np.testing.assert_allclose(np.sum(t.grad.data * d), want, rtol=tol)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cholesky_through_lapack_is_numpys(dtype, rng):
+    """Past ``CHOLESKY_LAPACK_MIN`` the factor comes from LAPACK's potrf: NumPy's factor (to
+    rounding), the other triangle unread, the input untouched, NumPy's error."""
+    n = numeric.CHOLESKY_LAPACK_MIN + 6
+    a = _spd(rng, n, (2,)).astype(dtype)
+    a[..., 0, -1] = 99.0                                 # garbage outside the lower triangle
+    keep = a.copy()
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    for upper in (False, True):
+        x = np.swapaxes(a, -1, -2).copy() if upper else a
+        want = np.linalg.cholesky(x, upper=upper)
+        for got in (numeric.cholesky(x, upper=upper), numeric.cholesky(x[1], upper=upper)[None]):
+            assert got.dtype == dtype and got.flags.c_contiguous
+            np.testing.assert_allclose(got, want[-got.shape[0]:], rtol=tol, atol=tol)
+    np.testing.assert_array_equal(a, keep)
+    a[1, 3, 3] = -1.0
+    with pytest.raises(np.linalg.LinAlgError, match="positive definite"):
+        fg.linalg.cholesky(fg.tensor(a))
+
+
 # ---- degenerate inputs -------------------------------------------------------------------------
 def _orthogonal(rng, n):
     return np.linalg.qr(rng.standard_normal((n, n)))[0]

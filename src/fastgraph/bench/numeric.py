@@ -18,6 +18,17 @@ Workloads (each a function returning its candidates and targets, registered in `
 * ``logistic``: L2-regularised logistic regression, ``X`` 1,000 x 20 float64, labels +-1:
   ``mean(logaddexp(0, -y * (X @ w))) + 0.005 * (w @ w)``.  Targets: eager ``fastgraph`` at most
   0.3x ``autograd``; ``fastgraph_function`` at most 1.0x ``numpy`` and at most 0.5x ``jax_jit``.
+* ``gp``: a Gaussian process's negative log marginal likelihood and its gradient with respect
+  to the RBF kernel's three log hyper-parameters (signal variance, length scale, noise), 500
+  points in 3-D (their squared distances given), float64: ``K = s2 exp(-D2 / (2 l^2)) + sn2 I``,
+  ``L = cholesky(K)``, ``alpha = solve_triangular(L, y, lower=True)``, ``alpha @ alpha / 2 +
+  sum(log(diag(L))) + n log(2 pi) / 2``.  Targets: eager ``fastgraph`` at most 0.3x
+  ``autograd``; eager or ``fastgraph_function`` at most 1.0x ``numpy`` and at most 0.8x
+  ``jax_jit``.  The factorisation dominates: ``numpy`` by hand forms ``K^-1`` with
+  ``cho_solve`` (two triangular solves with 500 right-hand sides), the autodiff peers run
+  Cholesky's reverse mode as triangular solves with 500 right-hand sides; fastgraph's reverse
+  mode is blocked (products and solves on halves of the factor, recursively), about the
+  factorisation's own cost.
 
 Method: ``fastgraph.bench.timing.compare`` (candidates interleaved round by round in a shuffled
 order, medians with min/max); every candidate's value and gradient are first checked against the
@@ -128,8 +139,137 @@ def logistic(available) -> tuple[str, dict[str, Callable], Callable, dict]:
             lambda: reference(w0), LOGISTIC_TARGETS)
 
 
+# ---- workload 2: Gaussian-process negative log marginal likelihood ---------------------------------
+GP_POINTS, GP_DIMS = 500, 3
+GP_THETA0 = np.log([1.3, 0.7, 0.05])   # log signal variance, log length scale, log noise variance
+
+
+def _gp_data():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2.0, 2.0, (GP_POINTS, GP_DIMS))
+    y = np.sin(X @ np.array([1.0, -0.5, 0.3])) + 0.1 * rng.standard_normal(GP_POINTS)
+    sq = np.sum(X * X, axis=1)
+    D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (X @ X.T), 0.0)   # squared distances
+    return D2, y
+
+
+def _gp_loss(np_, solve_triangular, D2, y):
+    """The objective (RBF kernel, ``cholesky``, ``solve_triangular``), written once for every
+    NumPy-like namespace: ``theta`` = log signal variance, log length scale, log noise."""
+    n = y.shape[0]
+    eye = np.eye(n)
+    const = 0.5 * n * np.log(2.0 * np.pi)
+
+    def nll(theta):
+        s2, inv_l2, sn2 = np_.exp(theta[0]), np_.exp(-2.0 * theta[1]), np_.exp(theta[2])
+        K = s2 * np_.exp(-0.5 * inv_l2 * D2) + sn2 * eye
+        L = np_.linalg.cholesky(K)
+        alpha = solve_triangular(L, y, lower=True)
+        return 0.5 * (alpha @ alpha) + np_.sum(np_.log(np_.diag(L))) + const
+    return nll
+
+
+def _gp_numpy(D2, y):
+    """Value and gradient by hand (Rasmussen and Williams, eq. 5.9): the factor, ``alpha =
+    K^-1 y`` and ``K^-1`` from it by ``cho_solve``, then ``0.5 tr((K^-1 - alpha alpha^T)
+    dK/dtheta)``."""
+    from scipy.linalg import cho_solve, solve_triangular
+    n = y.shape[0]
+    eye = np.eye(n)
+    const = 0.5 * n * np.log(2.0 * np.pi)
+
+    def value_and_grad(theta):
+        s2, inv_l2, sn2 = np.exp(theta[0]), np.exp(-2.0 * theta[1]), np.exp(theta[2])
+        Ks = s2 * np.exp(-0.5 * inv_l2 * D2)
+        L = np.linalg.cholesky(Ks + sn2 * eye)
+        z = solve_triangular(L, y, lower=True)
+        value = 0.5 * (z @ z) + np.sum(np.log(np.diagonal(L))) + const
+        alpha = solve_triangular(L, z, lower=True, trans="T")
+        W = cho_solve((L, True), eye)
+        W -= np.outer(alpha, alpha)
+        grad = 0.5 * np.array([np.sum(W * Ks), inv_l2 * np.sum(W * Ks * D2),
+                               sn2 * np.trace(W)])
+        return value, grad
+    return value_and_grad
+
+
+def _gp_autograd(D2, y):
+    import autograd
+    import autograd.numpy as anp
+    import autograd.scipy.linalg as asla
+    return autograd.value_and_grad(_gp_loss(anp, asla.solve_triangular, D2, y))
+
+
+def _gp_jax(jit: bool):
+    def build(D2, y):
+        import jax
+        import jax.numpy as jnp
+        import jax.scipy.linalg as jsla
+        jax.config.update("jax_enable_x64", True)
+        vg = jax.value_and_grad(_gp_loss(jnp, jsla.solve_triangular, jnp.asarray(D2),
+                                         jnp.asarray(y)))
+        f = jax.jit(vg) if jit else vg
+
+        def call(theta):
+            v, g = f(theta)
+            return float(v), np.asarray(g)
+        return call
+    return build
+
+
+def _gp_torch(D2, y):
+    import torch
+    D2t, yt = torch.from_numpy(D2), torch.from_numpy(y)
+    n = y.shape[0]
+    eye = torch.eye(n, dtype=torch.float64)
+    const = 0.5 * n * np.log(2.0 * np.pi)
+
+    def value_and_grad(theta):
+        t = torch.from_numpy(theta).requires_grad_(True)
+        K = torch.exp(t[0]) * torch.exp(-0.5 * torch.exp(-2.0 * t[1]) * D2t) + \
+            torch.exp(t[2]) * eye
+        L = torch.linalg.cholesky(K)
+        alpha = torch.linalg.solve_triangular(L, yt[:, None], upper=False)[:, 0]
+        loss = 0.5 * (alpha @ alpha) + torch.sum(torch.log(torch.diagonal(L))) + const
+        loss.backward()
+        return loss.item(), t.grad.numpy()
+    return value_and_grad
+
+
+GP_PEERS = {"autograd": ("autograd", _gp_autograd), "jax_jit": ("jax", _gp_jax(jit=True)),
+            "jax": ("jax", _gp_jax(jit=False)), "torch": ("torch", _gp_torch)}
+GP_TARGETS = {("fastgraph", "autograd"): 0.3, ("fastgraph", "numpy"): 1.0,
+              ("fastgraph", "jax_jit"): 0.8, ("fastgraph_function", "numpy"): 1.0,
+              ("fastgraph_function", "jax_jit"): 0.8}
+
+
+def gaussian_process(available) -> tuple[str, dict[str, Callable], Callable, dict]:
+    """The Gaussian-process workload: the negative log marginal likelihood of ``GP_POINTS``
+    points and its gradient with respect to the RBF kernel's three log hyper-parameters
+    (``theta`` = log signal variance, log length scale, log noise variance), float64.  The
+    factorisation dominates: the Cholesky factor (n^3 / 3), then in the gradient either
+    ``K^-1`` (by hand: two triangular solves with n right-hand sides, 2 n^3) or Cholesky's
+    reverse mode (fastgraph: blocked, ~0.4 n^3; autograd, JAX, PyTorch: triangular solves
+    with n right-hand sides)."""
+    import fastgraph as fg
+    import fastgraph.numpy as fnp
+    import fastgraph.scipy.linalg as fsla
+    D2, y = _gp_data()
+    reference = _gp_numpy(D2, y)
+    fg_vg = fg.value_and_grad(_gp_loss(fnp, fsla.solve_triangular, D2, y))
+    fns = {"numpy": reference, "fastgraph": fg_vg, "fastgraph_function": fg.function(fg_vg)}
+    for name, (lib, build) in GP_PEERS.items():
+        if lib in available:
+            fns[name] = build(D2, y)
+    calls = {k: (lambda f=f: f(GP_THETA0)) for k, f in fns.items()}
+    return (f"Gaussian-process NLL value and gradient (n = {GP_POINTS}, RBF, float64)", calls,
+            lambda: reference(GP_THETA0), GP_TARGETS)
+
+
 #: workload name -> function(available peers) -> (title, candidates, reference call, targets)
-WORKLOADS: dict[str, Callable] = {"logistic": logistic}
+WORKLOADS: dict[str, Callable] = {"logistic": logistic, "gp": gaussian_process}
+#: calls per round and rounds (quick, full) of each workload: a GP call costs milliseconds
+SIZES = {"logistic": ((5, 20), (15, 200)), "gp": ((3, 3), (9, 10))}
 
 
 def _check(title: str, calls: dict[str, Callable], reference: Callable) -> None:
@@ -147,8 +287,9 @@ def run(quick: bool = False, verbose: bool = True) -> dict[str, Any]:
     for key, make in WORKLOADS.items():
         title, calls, reference, targets = make(available)
         _check(title, calls, reference)
-        res = compare(title, calls, rounds=5 if quick else 15, number=20 if quick else 200,
-                      warmup=3, reference="fastgraph", meta={"workload": key})
+        rounds, number = SIZES[key][0 if quick else 1]
+        res = compare(title, calls, rounds=rounds, number=number, warmup=3,
+                      reference="fastgraph", meta={"workload": key})
         results.append({**res.to_dict(), "targets": {f"{a}/{b}": t
                                                      for (a, b), t in targets.items()}})
         for (a, b), target in targets.items():

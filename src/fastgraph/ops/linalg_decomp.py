@@ -215,7 +215,7 @@ def cholesky(a, /, *, upper=False):
     return apply(cholesky.op, (a,), {"upper": bool(upper)})
 
 
-cholesky = defop("cholesky", lambda a, upper: np.linalg.cholesky(a, upper=upper), _cholesky_vjp,
+cholesky = defop("cholesky", _N.cholesky, _cholesky_vjp,
                  shape=_square_rule("cholesky"), function=cholesky, blas="lapack",
                  exports=LINALG)
 

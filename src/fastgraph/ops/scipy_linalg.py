@@ -113,8 +113,9 @@ def _st_vjp_a(g, ans, a, b, trans, lower, unit_diagonal, check_finite):
     gb = _st_rhs_grad(g, a, trans, lower, unit_diagonal)
     gb2, _ = _as_matrix_rhs(gb) if len(_shape(b)) == 1 else (gb, False)
     x2 = _col(ans) if len(_shape(b)) == 1 else ans
-    # op(a) x = b:  d/d op(a) = -gb x^T
-    ga = -F.matmul(gb2, _mT(x2)) if trans == 0 else -F.matmul(x2, _mT(gb2))
+    # op(a) x = b:  d/d op(a) = -gb x^T (negated on the smaller factor, not the product)
+    gb2 = -gb2
+    ga = F.matmul(gb2, _mT(x2)) if trans == 0 else F.matmul(x2, _mT(gb2))
     return _triangle_of(ga, lower, unit_diagonal)
 
 
