@@ -340,6 +340,8 @@ def test_momentum_first_steps():
 
 
 def test_adam_first_steps():
+    """TensorFlow 1's Adam: the bias corrections fold into the step size, epsilon is added to
+    the uncorrected sqrt(v)."""
     p, step, sess = _quadratic(fg.train.AdamOptimizer(0.1))
     x = np.array([1.0, -2.0])
     m = v = np.zeros(2)
@@ -348,7 +350,8 @@ def test_adam_first_steps():
         g = 2 * x
         m = 0.9 * m + 0.1 * g
         v = 0.999 * v + 0.001 * g * g
-        x = x - 0.1 * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+        lr_t = 0.1 * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+        x = x - lr_t * m / (np.sqrt(v) + 1e-8)
         np.testing.assert_allclose(sess.run(p), x, rtol=1e-12)
 
 

@@ -25,10 +25,6 @@ from .eager.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_ena
 from .bridge.transforms import (elementwise_grad, grad, hessian, hessian_vector_product, hvp,
                                 jacobian, value_and_grad)
 
-float32 = __import__("numpy").float32
-float64 = __import__("numpy").float64
-int32 = __import__("numpy").int32
-int64 = __import__("numpy").int64
 bool_ = __import__("numpy").bool_
 
 # static mode (TensorFlow 1 semantics) and the bridge
@@ -37,5 +33,14 @@ from .static import (Graph, InteractiveSession, Node, Session, Variable, assign,
                      global_variables_initializer, gradients, group, name_scope, placeholder,
                      reset_default_graph, trainable_variables, variables_initializer)
 from .bridge.function import clear_caches, function
+from .static.random import set_random_seed
 from . import train, errors
 from .serialize import load, save
+
+# TensorFlow 1's names where NumPy has none (reduce_sum, cast, random_normal, ...: the
+# declarations exported to ``fastgraph`` by the graph engine too), tf.nn, tf.losses, tf.compat.v1
+globals().update(_ops.namespace("fastgraph"))
+from . import nn, losses, compat
+
+# every TensorFlow dtype name (fg.int16, fg.string, ...): NumPy's types
+globals().update(__import__("fastgraph._core.dtypes", fromlist=["TF_DTYPES"]).TF_DTYPES)

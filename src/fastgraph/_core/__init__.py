@@ -18,10 +18,12 @@ NumPy also has means what it means to NumPy.)
 """
 from . import config  # first: it sets OpenMP's wait policy before a compiled module loads it
 from .dispatch import OpDef, apply, holds_graph_value, is_tensor, register_kind, set_pack
-from .registry import (ANS, API, G, REGISTRY, TOP, X0, X1, X2, X3, ZERO, Api, Kernel, Slot,
-                       defop, defun, method_forms, namespace, numpy_routes, operator_ops)
+from .registry import (ANS, API, G, LOSSES, NN, REGISTRY, TF, TOP, TOP_TF, X0, X1, X2, X3, ZERO,
+                       Api, Kernel, Slot, defop, defun, method_forms, namespace, numpy_routes,
+                       operator_ops)
 
-__all__ = ["OpDef", "Api", "REGISTRY", "API", "ZERO", "TOP", "apply", "defop", "defun",
+__all__ = ["OpDef", "Api", "REGISTRY", "API", "ZERO", "TOP", "TF", "TOP_TF", "NN", "LOSSES",
+           "apply", "defop", "defun",
            "holds_graph_value", "is_tensor", "register_kind", "set_pack", "namespace",
            "numpy_routes", "method_forms", "operator_ops", "G", "ANS", "X0", "X1", "X2", "X3",
            "Kernel", "Slot"]

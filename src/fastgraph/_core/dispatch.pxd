@@ -34,6 +34,7 @@ cdef class OpDef:
     cdef readonly bint involution
     cdef readonly object permutation
     cdef readonly bint distinct
+    cdef readonly bint stateful
     cdef readonly bint same_positives
     cdef readonly bint one_hot
     cdef readonly object computed_with

@@ -109,6 +109,8 @@ cdef class OpDef:
         change); ``involution`` (applied twice it is the identity); ``permutation``
         (``permutation(ndim, **attrs)``: the axes it reorders, for transposes);
         ``distinct`` (every application is a new graph node: never merged);
+        ``stateful`` (its value changes from run to run, a random draw: never computed at
+        compile time, never merged);
         ``same_positives`` (the result is positive exactly where the input is: ``relu``);
         ``one_hot`` (zeros shaped like input 1, input 0's value once per row);
         ``computed_with`` (``(op, fn)``: a step of this op whose first input is a constant and
@@ -123,6 +125,7 @@ cdef class OpDef:
                  bint unbroadcast=False, stride0_operand=None, blas=None, shape_only=(),
                  right_identity=None, left_identity=None, bint noop_same_shape=False,
                  bint involution=False, permutation=None, bint distinct=False,
+                 bint stateful=False,
                  bint same_positives=False, bint one_hot=False, computed_with=None):
         if reduction not in (None, "sum", "mean", "max", "min"):
             raise ValueError(f"{name}: unknown reduction {reduction!r}")
@@ -143,6 +146,7 @@ cdef class OpDef:
         self.noop_same_shape, self.involution, self.permutation = (noop_same_shape, involution,
                                                                    permutation)
         self.distinct, self.same_positives, self.one_hot = distinct, same_positives, one_hot
+        self.stateful = stateful
         self.computed_with = computed_with
 
     def __repr__(self):

@@ -25,7 +25,8 @@ import numpy as np
 from .dispatch import ANS, G, Kernel, OpDef, Slot, X0, X1, X2, X3, apply
 from . import shapes as _shapes
 
-__all__ = ["OpDef", "Api", "REGISTRY", "API", "ZERO", "TOP", "defop", "defun", "namespace",
+__all__ = ["OpDef", "Api", "REGISTRY", "API", "ZERO", "TOP", "TF", "TOP_TF", "NN", "LOSSES",
+           "defop", "defun", "namespace",
            "numpy_routes", "method_forms", "operator_ops", "G", "ANS", "X0", "X1", "X2", "X3",
            "Kernel", "Slot"]
 
@@ -47,7 +48,14 @@ API: dict[str, "Api"] = {}
 #: the namespaces a public op is exported to unless it says otherwise: ``fastgraph`` and the
 #: drop-in ``fastgraph.numpy``
 TOP = ("fastgraph", "numpy")
-NAMESPACES = ("fastgraph", "numpy", "linalg", "scipy.special", "scipy.linalg")
+#: TensorFlow 1's namespace, ``fastgraph.compat.v1``, where TensorFlow's meanings win
+TF = "compat.v1"
+#: an op whose NumPy name is also TensorFlow's, with the same meaning (``exp``, ``add``)
+TOP_TF = TOP + (TF,)
+#: ``fastgraph.nn`` and ``fastgraph.losses``: TensorFlow 1's ``tf.nn`` and ``tf.losses``
+NN = "nn"
+LOSSES = "losses"
+NAMESPACES = ("fastgraph", "numpy", "linalg", "scipy.special", "scipy.linalg", TF, NN, LOSSES)
 
 _UNARY_DUNDERS = frozenset({"__neg__", "__abs__", "__invert__", "__pos__"})
 _REFLECTED = frozenset({"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__",
@@ -59,7 +67,9 @@ class Api:
 
     * ``function``: what users call;
     * ``exports``: the namespaces that export it, each ``"fastgraph"``, ``"numpy"``,
-      ``"linalg"``, ``"scipy.special"`` or ``"scipy.linalg"`` (under its name) or a pair ``(namespace, alias)``;
+      ``"linalg"``, ``"scipy.special"``, ``"scipy.linalg"``, ``"compat.v1"`` (TensorFlow 1's
+      names, with TensorFlow's meanings), ``"nn"`` or ``"losses"`` (TensorFlow 1's ``tf.nn`` and
+      ``tf.losses``), under its name or as a pair ``(namespace, alias)``;
     * ``methods``: its method forms on ``Tensor`` and ``Node``: names bound to ``function`` (the
       value is ``self``; ``True``: its own name), or a dict of name to a function of ``self``
       (or a ``property``);

@@ -9,6 +9,7 @@ from .._core import (API, REGISTRY, ZERO, OpDef, apply, defop, defun, namespace,
 from . import elementwise, reductions, shape, linalg, nn  # noqa: F401  (the declarations)
 from . import linalg_decomp, scipy_linalg  # noqa: F401
 from . import ufuncs, arrays, products, statistics  # noqa: F401
+from . import random, tf1  # noqa: F401  (TensorFlow 1's ops)
 
 globals().update({api.name: api.function for api in API.values()})
 globals().update(namespace("fastgraph"))

@@ -17,7 +17,7 @@ import operator
 import numpy as np
 import scipy.special as _sp
 
-from .._core import ANS, TOP, ZERO, G, Kernel, OpDef, X0, X1, apply, defop
+from .._core import ANS, NN, TF, TOP, TOP_TF, ZERO, G, Kernel, OpDef, X0, X1, apply, defop
 from .._core import shapes as _shapes
 
 from .. import ops as F  # late-bound: rules look names up when they run
@@ -68,7 +68,7 @@ def _reciprocal(x):
 # ---- negation first: other ops' compiled VJPs use its kernel ---------------------------------
 negative = defop("negative", np.negative, lambda g, ans, x: -g, elementwise=True,
                  opcode="negative", cheap=True, involution=True, operator=operator.neg,
-                 eager_vjps=(Kernel("negative", G),), exports=TOP, operators=("__neg__",))
+                 eager_vjps=(Kernel("negative", G),), exports=TOP_TF, operators=("__neg__",))
 
 # ---- arithmetic -----------------------------------------------------------------------------
 # ``operator=``: the engines may use Python's operator when an operand is a NumPy value (same
@@ -76,44 +76,46 @@ negative = defop("negative", np.negative, lambda g, ans, x: -g, elementwise=True
 # scalars.  ``-0.0`` is addition's identity: ``x + 0.0`` turns ``-0.0`` into ``+0.0``.
 add = defop("add", np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g, elementwise=True,
             opcode="add", cheap=True, operator=operator.add, right_identity=-0.0,
-            left_identity=-0.0, eager_vjps=(G, G), exports=TOP,
+            left_identity=-0.0, eager_vjps=(G, G), exports=TOP_TF,
             operators=("__add__", "__radd__"))
 subtract = defop("subtract", np.subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: -g,
                  elementwise=True, opcode="subtract", cheap=True, operator=operator.sub,
-                 right_identity=0.0, eager_vjps=(G, Kernel("negative", G)), exports=TOP,
+                 right_identity=0.0, eager_vjps=(G, Kernel("negative", G)), exports=TOP_TF,
                  operators=("__sub__", "__rsub__"))
 multiply = defop("multiply", np.multiply, lambda g, ans, x, y: g * y,
                  lambda g, ans, x, y: g * x, elementwise=True, opcode="multiply", cheap=True,
                  operator=operator.mul, right_identity=1, left_identity=1,
                  eager_vjps=(Kernel("multiply", G, X1), Kernel("multiply", G, X0)),
-                 exports=TOP, operators=("__mul__", "__rmul__"))
+                 exports=TOP_TF, operators=("__mul__", "__rmul__"))
 divide = defop("divide", np.divide, lambda g, ans, x, y: g / y,
                lambda g, ans, x, y: -g * ans / y, elementwise=True, opcode="divide",
                operator=operator.truediv, right_identity=1,
                eager_vjps=(Kernel("divide", G, X1), None),
-               exports=TOP + (("numpy", "true_divide"),),
+               exports=TOP_TF + (("numpy", "true_divide"), (TF, "truediv"), (TF, "realdiv")),
                operators=("__truediv__", "__rtruediv__"))
 power = defop("power", np.power, _power_vjp_x, lambda g, ans, x, y: g * ans * _sign_safe_log(x),
               elementwise=True, opcode="power", stride0_operand=1, right_identity=1,
-              exports=TOP, operators=("__pow__", "__rpow__"))
+              exports=TOP + (("fastgraph", "pow"), ("numpy", "pow"), (TF, "pow")),
+              operators=("__pow__", "__rpow__"))
 # ties split the gradient evenly, as PyTorch does
 maximum = defop("maximum", np.maximum, lambda g, ans, x, y: _tie_split(g, x, y, F.greater),
                 lambda g, ans, x, y: _tie_split(g, x, y, F.less), elementwise=True,
-                opcode="maximum", cheap=True, exports=TOP)
+                opcode="maximum", cheap=True, exports=TOP_TF)
 minimum = defop("minimum", np.minimum, lambda g, ans, x, y: _tie_split(g, x, y, F.less),
                 lambda g, ans, x, y: _tie_split(g, x, y, F.greater), elementwise=True,
-                opcode="minimum", cheap=True, exports=TOP)
+                opcode="minimum", cheap=True, exports=TOP_TF)
 floor_divide = defop("floor_divide", np.floor_divide, ZERO, ZERO, elementwise=True,
-                     exports=TOP, operators=("__floordiv__", "__rfloordiv__"))
+                     exports=TOP + ((TF, "floordiv"), (TF, "floor_div")),
+                     operators=("__floordiv__", "__rfloordiv__"))
 abs = defop("abs", np.abs, lambda g, ans, x: g * F.sign(x), elementwise=True,  # noqa: A001
-            opcode="abs", cheap=True, exports=TOP + (("numpy", "absolute"),),
+            opcode="abs", cheap=True, exports=TOP_TF + (("numpy", "absolute"),),
             numpy=("absolute", "fabs"), methods=True, operators=("__abs__",))
 square = defop("square", np.square, lambda g, ans, x: g * 2 * x, elementwise=True,
-               opcode="square", cheap=True, exports=TOP, methods=True)
+               opcode="square", cheap=True, exports=TOP_TF, methods=True)
 sqrt = defop("sqrt", np.sqrt, lambda g, ans, x: g * 0.5 / ans, elementwise=True,
-             opcode="sqrt", exports=TOP, methods=True)
+             opcode="sqrt", exports=TOP_TF, methods=True)
 reciprocal = defop("reciprocal", _reciprocal, lambda g, ans, x: -g * ans * ans,
-                   elementwise=True, opcode="reciprocal", exports=TOP, methods=True)
+                   elementwise=True, opcode="reciprocal", exports=TOP_TF, methods=True)
 
 # ---- VJP building blocks: one pass over memory instead of three ------------------------------
 # Large float arrays run as one fused kernel (no temporaries); the static fuse pass sees the same
@@ -165,43 +167,43 @@ _RELU_GRAD.set_kernel("relu_grad")
 # ---- exponentials, logs, trigonometry ---------------------------------------------------------
 exp = defop("exp", np.exp, lambda g, ans, x: g * ans, elementwise=True, opcode="exp",
             fuse_alone=True, scalar_math=math.exp, eager_vjps=(Kernel("multiply", G, ANS),),
-            exports=TOP, methods=True)
+            exports=TOP_TF, methods=True)
 expm1 = defop("expm1", np.expm1, lambda g, ans, x: g * (ans + 1), elementwise=True,
-              opcode="expm1", fuse_alone=True, exports=TOP, methods=True)
+              opcode="expm1", fuse_alone=True, exports=TOP_TF, methods=True)
 log = defop("log", np.log, lambda g, ans, x: g / x, elementwise=True, opcode="log",
-            scalar_math=math.log, eager_vjps=(Kernel("divide", G, X0),), exports=TOP,
+            scalar_math=math.log, eager_vjps=(Kernel("divide", G, X0),), exports=TOP_TF,
             methods=True)
 log1p = defop("log1p", np.log1p, lambda g, ans, x: g / (x + 1), elementwise=True,
-              opcode="log1p", exports=TOP, methods=True)
+              opcode="log1p", exports=TOP_TF, methods=True)
 sin = defop("sin", np.sin, lambda g, ans, x: g * F.cos(x), elementwise=True, opcode="sin",
-            scalar_math=math.sin, exports=TOP, methods=True)
+            scalar_math=math.sin, exports=TOP_TF, methods=True)
 cos = defop("cos", np.cos, lambda g, ans, x: -g * F.sin(x), elementwise=True, opcode="cos",
-            scalar_math=math.cos, exports=TOP, methods=True)
+            scalar_math=math.cos, exports=TOP_TF, methods=True)
 tan = defop("tan", np.tan, lambda g, ans, x: g * (1 + ans * ans), elementwise=True,
-            opcode="tan", exports=TOP, methods=True)
+            opcode="tan", exports=TOP_TF, methods=True)
 tanh = defop("tanh", np.tanh, lambda g, ans, x: F.tanh_grad(ans, g), elementwise=True,
              opcode="tanh", fuse_alone=True, scalar_math=math.tanh,
-             eager_vjps=(Kernel("tanh_grad", ANS, G),), exports=TOP, methods=True)
+             eager_vjps=(Kernel("tanh_grad", ANS, G),), exports=TOP_TF + (NN,), methods=True)
 sinh = defop("sinh", np.sinh, lambda g, ans, x: g * F.cosh(x), elementwise=True,
-             opcode="sinh", exports=TOP, methods=True)
+             opcode="sinh", exports=TOP_TF, methods=True)
 cosh = defop("cosh", np.cosh, lambda g, ans, x: g * F.sinh(x), elementwise=True,
-             opcode="cosh", exports=TOP, methods=True)
+             opcode="cosh", exports=TOP_TF, methods=True)
 arctan = defop("arctan", np.arctan, lambda g, ans, x: g / (1 + x * x), elementwise=True,
-               opcode="arctan", exports=TOP, methods=True)
+               opcode="arctan", exports=TOP + ((TF, "atan"),), methods=True)
 log10 = defop("log10", np.log10, lambda g, ans, x: g / (x * _LN10), elementwise=True,
               exports=TOP)
 log2 = defop("log2", np.log2, lambda g, ans, x: g / (x * _LN2), elementwise=True, exports=TOP)
 exp2 = defop("exp2", np.exp2, lambda g, ans, x: g * ans * _LN2, elementwise=True, exports=TOP)
 arcsin = defop("arcsin", np.arcsin, lambda g, ans, x: g / F.sqrt(1 - x * x), elementwise=True,
-               exports=TOP)
+               exports=TOP + ((TF, "asin"),))
 arccos = defop("arccos", np.arccos, lambda g, ans, x: -g / F.sqrt(1 - x * x),
-               elementwise=True, exports=TOP)
+               elementwise=True, exports=TOP + ((TF, "acos"),))
 arcsinh = defop("arcsinh", np.arcsinh, lambda g, ans, x: g / F.sqrt(x * x + 1),
-                elementwise=True, exports=TOP)
+                elementwise=True, exports=TOP + ((TF, "asinh"),))
 arccosh = defop("arccosh", np.arccosh, lambda g, ans, x: g / F.sqrt(x * x - 1),
-                elementwise=True, exports=TOP)
+                elementwise=True, exports=TOP + ((TF, "acosh"),))
 arctanh = defop("arctanh", np.arctanh, lambda g, ans, x: g / (1 - x * x), elementwise=True,
-                exports=TOP)
+                exports=TOP + ((TF, "atanh"),))
 deg2rad = defop("deg2rad", np.deg2rad, lambda g, ans, x: g * _DEG, elementwise=True,
                 exports=TOP + (("numpy", "radians"),))
 rad2deg = defop("rad2deg", np.rad2deg, lambda g, ans, x: g * _RAD, elementwise=True,
@@ -217,21 +219,22 @@ hypot = defop("hypot", np.hypot, _hypot_vjp, lambda g, ans, x, y: _hypot_vjp(g, 
 # NumPy's np.mod is np.remainder
 remainder = defop("remainder", np.remainder, lambda g, ans, x, y: g,
                   lambda g, ans, x, y: -g * F.floor_divide(x, y), elementwise=True,
-                  exports=TOP + (("fastgraph", "mod"), ("numpy", "mod")),
+                  exports=TOP + (("fastgraph", "mod"), ("numpy", "mod"), (TF, "mod"),
+                                 (TF, "floormod")),
                   operators=("__mod__", "__rmod__"))
 sigmoid = defop("sigmoid", _sp.expit, lambda g, ans, x: F.sigmoid_grad(ans, g),
                 elementwise=True, opcode="sigmoid", fuse_alone=True,
                 eager_vjps=(Kernel("sigmoid_grad", ANS, G),),
-                exports=TOP + (("scipy.special", "expit"),), methods=True)
+                exports=TOP_TF + (NN, ("scipy.special", "expit")), methods=True)
 # a product with the mask: ~6x cheaper than np.where with a scalar.  The tape runs the forward
 # as a compiled kernel (np.maximum's own loop against zeros, ~3x faster than against the scalar)
 relu = defop("relu", _relu, lambda g, ans, x: g * F.greater(x, 0), elementwise=True,
              opcode="relu", cheap=True, same_positives=True, kernel="relu",
-             eager_vjps=(Kernel(_RELU_GRAD, X0, G),), exports=TOP, methods=True)
+             eager_vjps=(Kernel(_RELU_GRAD, X0, G),), exports=TOP + (NN,), methods=True)
 softplus = defop("softplus", _softplus, lambda g, ans, x: g * F.sigmoid(x), elementwise=True,
-                 opcode="softplus", fuse_alone=True, exports=TOP, methods=True)
+                 opcode="softplus", fuse_alone=True, exports=TOP + (NN,), methods=True)
 erf = defop("erf", _sp.erf, lambda g, ans, x: g * _SQRT_PI_2 * F.exp(-(x * x)),
-            elementwise=True, opcode="erf", exports=TOP + ("scipy.special",))
+            elementwise=True, opcode="erf", exports=TOP_TF + ("scipy.special",))
 erfc = defop("erfc", _sp.erfc, lambda g, ans, x: -g * _SQRT_PI_2 * F.exp(-(x * x)),
              elementwise=True, exports=("scipy.special",))
 logit = defop("logit", _sp.logit, lambda g, ans, x: g / (x * (1 - x)), elementwise=True,
@@ -244,13 +247,13 @@ xlogy = defop("xlogy", _sp.xlogy, lambda g, ans, x, y: g * F.log(y),
               lambda g, ans, x, y: g * x / y, elementwise=True, exports=("scipy.special",))
 
 # ---- piecewise constant: zero gradient ------------------------------------------------------
-sign = defop("sign", np.sign, ZERO, elementwise=True, opcode="sign", cheap=True, exports=TOP,
+sign = defop("sign", np.sign, ZERO, elementwise=True, opcode="sign", cheap=True, exports=TOP_TF,
              methods=True)
 floor = defop("floor", np.floor, ZERO, elementwise=True, opcode="floor", cheap=True,
-              exports=TOP, methods=True)
-ceil = defop("ceil", np.ceil, ZERO, elementwise=True, opcode="ceil", cheap=True, exports=TOP,
+              exports=TOP_TF, methods=True)
+ceil = defop("ceil", np.ceil, ZERO, elementwise=True, opcode="ceil", cheap=True, exports=TOP_TF,
              methods=True)
-rint = defop("rint", np.rint, ZERO, elementwise=True, exports=TOP)
+rint = defop("rint", np.rint, ZERO, elementwise=True, exports=TOP_TF)
 trunc = defop("trunc", np.trunc, ZERO, elementwise=True, exports=TOP, numpy=("trunc", "fix"))
 
 
@@ -270,7 +273,7 @@ def _round_method(self, ndigits=None):
 
 round = defop("round", lambda x, decimals: np.round(x, decimals), ZERO, function=round,
               shape=lambda shapes, **_: _shapes.broadcast("round", *shapes),
-              exports=TOP + (("fastgraph", "around"), ("numpy", "around")),
+              exports=TOP_TF + (("fastgraph", "around"), ("numpy", "around")),
               methods={"round": round, "__round__": _round_method})
 
 
@@ -332,27 +335,28 @@ clip = defop("clip", np.clip,
 
 # ---- comparisons and logic: boolean results, no gradient --------------------------------------
 less = defop("less", np.less, None, None, elementwise=True, differentiable=False,
-             opcode="less", cheap=True, compares="lt", exports=TOP, operators=("__lt__",))
+             opcode="less", cheap=True, compares="lt", exports=TOP_TF, operators=("__lt__",))
 less_equal = defop("less_equal", np.less_equal, None, None, elementwise=True,
                    differentiable=False, opcode="less_equal", cheap=True, compares="le",
-                   exports=TOP, operators=("__le__",))
+                   exports=TOP_TF, operators=("__le__",))
 greater = defop("greater", np.greater, None, None, elementwise=True, differentiable=False,
-                opcode="greater", cheap=True, compares="gt", exports=TOP,
+                opcode="greater", cheap=True, compares="gt", exports=TOP_TF,
                 operators=("__gt__",))
 greater_equal = defop("greater_equal", np.greater_equal, None, None, elementwise=True,
                       differentiable=False, opcode="greater_equal", cheap=True,
-                      compares="ge", exports=TOP, operators=("__ge__",))
+                      compares="ge", exports=TOP_TF, operators=("__ge__",))
 equal = defop("equal", np.equal, None, None, elementwise=True, differentiable=False,
-              opcode="equal", cheap=True, compares="eq", exports=TOP, operators=("__eq__",))
+              opcode="equal", cheap=True, compares="eq", exports=TOP_TF, operators=("__eq__",))
 not_equal = defop("not_equal", np.not_equal, None, None, elementwise=True,
                   differentiable=False, opcode="not_equal", cheap=True, compares="ne",
-                  exports=TOP, operators=("__ne__",))
+                  exports=TOP_TF, operators=("__ne__",))
 logical_and = defop("logical_and", np.logical_and, None, None, elementwise=True,
-                    differentiable=False, exports=TOP, operators=("__and__",))
+                    differentiable=False, exports=TOP_TF, operators=("__and__",))
 logical_or = defop("logical_or", np.logical_or, None, None, elementwise=True,
-                   differentiable=False, exports=TOP, operators=("__or__",))
+                   differentiable=False, exports=TOP_TF, operators=("__or__",))
 isfinite = defop("isfinite", np.isfinite, None, elementwise=True, differentiable=False,
-                 doc="Elementwise finiteness test (boolean, no gradient).", exports=TOP)
+                 doc="Elementwise finiteness test (boolean, no gradient).",
+                 exports=TOP + ((TF, "is_finite"),))
 logical_not = defop("logical_not", np.logical_not, None, elementwise=True,
                     differentiable=False, doc="Elementwise logical not (boolean, no gradient).",
-                    exports=TOP, operators=("__invert__",))
+                    exports=TOP_TF, operators=("__invert__",))

@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._core import TOP, G, Kernel, X0, X1, apply, defop, defun
+from .._core import TOP, TOP_TF, G, Kernel, X0, X1, apply, defop, defun
 from .._core import shapes as _shapes
 
 from .. import ops as F
@@ -287,7 +287,7 @@ def tensordot(a, b, axes=2):
 
 tensordot = defop("tensordot", lambda a, b, axes: np.tensordot(a, b, axes),
                   _tensordot_vjp_a, _tensordot_vjp_b, shape=_tensordot_shape,
-                  function=tensordot, exports=TOP)
+                  function=tensordot, exports=TOP_TF)
 
 
 # ---- norm -------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import string
 
 import numpy as np
 
-from .._core import TOP, apply, defop, defun
+from .._core import TOP, TOP_TF, apply, defop, defun
 from .._core import shapes as _shapes
 from .shape import _as_operand, _known_ndim, _shape_of
 
@@ -233,7 +233,7 @@ def einsum(*operands, optimize=False):
 
 
 einsum = defop("einsum", _einsum_forward, vjp_for=_einsum_vjp_for, function=einsum,
-               shape=_einsum_shape, variadic=True, exports=TOP)
+               shape=_einsum_shape, variadic=True, exports=TOP_TF)
 
 
 # ---- inner, kron, cross, vdot -----------------------------------------------------------------------

@@ -9,7 +9,7 @@ import types
 
 import numpy as np
 
-from .._core import TOP, apply, defop, defun, holds_graph_value
+from .._core import TF, TOP, TOP_TF, apply, defop, defun, holds_graph_value
 from .._core import shapes as _shapes
 from ..kernels.elementwise import sum_to_shape_of
 
@@ -64,7 +64,7 @@ astype = defop("astype", _astype_forward,
 # variable being differentiated", which must stay apart from other uses of the same value
 # (``grad(lambda y: x * y)(x)`` differentiates the ``y`` path only)
 identity = defop("identity", lambda x: x, lambda g, ans, x: g, shape=_shapes.same_as_first,
-                 distinct=True, noop_same_shape=True,
+                 distinct=True, noop_same_shape=True, exports=((TF, "identity"),),
                  doc="Return ``x`` unchanged, as a new node of the graph (used by the "
                      "transforms).")
 copy = defop("copy", lambda x: np.array(x, copy=True), lambda g, ans, x: g,
@@ -126,7 +126,7 @@ def reshape(x, *shape):
 
 reshape = defop("reshape", lambda x, shape: np.reshape(x, shape),
                 lambda g, ans, x, shape: F.reshape_like(g, x), shape=_reshape_shape,
-                function=reshape, noop_same_shape=True, exports=TOP, methods=True)
+                function=reshape, noop_same_shape=True, exports=TOP_TF, methods=True)
 
 
 def _transposed_axes(ndim, axes=None):
@@ -265,7 +265,8 @@ def broadcast_to(x, shape):
 broadcast_to = defop("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
                      lambda g, ans, x, shape: g,  # the engine sums back to x's shape
                      shape=_broadcast_to_shape,
-                     function=broadcast_to, broadcasting=True, noop_same_shape=True, exports=TOP)
+                     function=broadcast_to, broadcasting=True, noop_same_shape=True,
+                     exports=TOP_TF)
 
 
 def ravel(x):
@@ -397,7 +398,7 @@ def concatenate(arrays, axis: int = 0):
 concatenate = defop("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
                     vjp_for=_concat_vjp_for, function=concatenate,
                     shape=lambda shapes, axis, **_: _join_shape(shapes, axis), variadic=True,
-                    exports=TOP)
+                    exports=TOP + (("fastgraph", "concat"), ("numpy", "concat"), (TF, "concat")))
 
 
 def stack(arrays, axis: int = 0):
@@ -411,7 +412,7 @@ def stack(arrays, axis: int = 0):
 
 stack = defop("stack", lambda *xs, axis: np.stack(xs, axis=axis), vjp_for=_stack_vjp_for,
               function=stack, shape=lambda shapes, axis, **_: _join_shape(shapes, axis, stack=True),
-              variadic=True, exports=TOP)
+              variadic=True, exports=TOP_TF)
 
 
 def split(x, indices_or_sections, axis: int = 0):
@@ -704,7 +705,7 @@ def tile(x, reps):
 
 tile = defop("tile", lambda x, reps: np.tile(x, reps),
              lambda g, ans, x, reps: _untile(g, x, reps), shape=_tile_shape,
-             function=tile, exports=TOP)
+             function=tile, exports=TOP_TF)
 
 
 # ---- at least N dimensions, and the stacks built on them ------------------------------------------

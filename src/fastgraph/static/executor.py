@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from .._core.config import fp_errors_may_raise
+from .._core.random_state import running_over
 from .errors import FailedPreconditionError, InvalidArgumentError
 from .passes.buffers import is_fresh_step, live_order, ufunc_of
 from .plan import known
@@ -184,6 +185,8 @@ class Plan:
             self.run = self._loop()
         if _large_allocations(order):
             self.run = _with_cached_allocator(self.run)
+        if any(p.kind == "op" and p.op.stateful for p in order):
+            self.run = _with_random_streams(self.run)
 
     def _uninit(self, idx):
         raise FailedPreconditionError(
@@ -424,6 +427,15 @@ def _with_cached_allocator(run):
         finally:
             leave(tok)
     return cached_run
+
+
+def _with_random_streams(run):
+    """Run the plan with its store as the one random draws take their generators from
+    (:mod:`fastgraph._core.random_state`): each Session draws its own sequences."""
+    def random_run(F, S):
+        with running_over(S):
+            return run(F, S)
+    return random_run
 
 
 def _short(v):

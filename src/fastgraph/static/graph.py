@@ -27,6 +27,7 @@ class Graph:
         self._cons: dict = {}          # hash-consing: (op, input ids, attrs key) -> node
         self._scope = ""
         self._version = 0
+        self.seed = None               # the graph-level random seed (fg.set_random_seed)
 
     # ---- naming -------------------------------------------------------------------------
     def unique_name(self, base: str, scoped: bool = True) -> str:

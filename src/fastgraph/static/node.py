@@ -16,6 +16,7 @@ import numpy as np
 from .. import ops as F
 from .._core import OpDef, holds_graph_value, is_tensor, register_kind
 from .._core.errors import MixedKindsError
+from .._core.naming import register_namer
 from ..ops.methods import OpMethods
 from .graph import Graph, get_default_graph
 
@@ -239,7 +240,9 @@ def implicit_constant(graph: Graph, value):
             graph._cons[key] = node
         return node
     arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind == "U":       # (TensorFlow's strings are bytes)
+        arr = np.char.encode(arr, "utf-8")
+    if arr.dtype.kind not in "biufcS":
         raise TypeError(f"cannot use a value of dtype {arr.dtype} ({t.__name__}) in a graph")
     key = None
     if arr.size <= _SMALL:
@@ -372,7 +375,8 @@ def static_apply(op: OpDef, args: tuple, attrs):
     akey = attrs_key(attrs)
     # (list comprehensions, not generators: this runs once per node built)
     cons_key = (op, tuple([n.id for n in inputs]), akey)
-    fresh = op.distinct     # (every application a new node: never shared by hash-consing)
+    # (every application a new node, never shared by hash-consing: distinct and stateful ops)
+    fresh = op.distinct or op.stateful
     node = None if fresh else graph._cons.get(cons_key)
     if node is not None:
         return node
@@ -403,3 +407,21 @@ def register_node_type(cls) -> None:
 
 
 register_node_type(Node)
+
+
+def _named_node(node, name: str):
+    """A node called ``name`` (in the current name scope) with ``node``'s value: a new
+    ``identity`` node (removed from plans), so ``node`` keeps its own name whoever else built
+    it (hash-consing shares nodes)."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string, got {name!r}")
+    g = node.graph
+    with g.as_default():
+        out = F.identity(node)
+    del g._by_name[out.name]
+    out.name = g.unique_name(name)
+    g._by_name[out.name] = out
+    return out
+
+
+register_namer(Node, _named_node)

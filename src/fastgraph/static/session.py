@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 
+from .._core.random_state import Store
 from .._core.tree import flatten
 from .errors import FailedPreconditionError, InvalidArgumentError
 from .executor import UNINIT, Plan
@@ -96,7 +97,7 @@ class Session:
         if unknown:
             raise ValueError(f"Session: unknown pass(es) {unknown}; the passes are {PASS_NAMES}")
         self.disable = tuple(disable)
-        self._store: list = []
+        self._store: list = Store()     # variable values by index, and random generators
         self._node_plans: dict = {}     # node -> {feed signature: plan}
         self._plans: dict = {}          # (leaves, feed signature) -> plan
         # held by every run of a plan that reads or writes variables: updates are atomic
@@ -142,7 +143,7 @@ class Session:
     def close(self) -> None:
         """Release the session's state; any later use raises ``RuntimeError``."""
         self._closed = True
-        self._store = []
+        self._store = Store()
         self._node_plans.clear()
         self._plans.clear()
 
@@ -169,7 +170,10 @@ class Session:
                                            f"an array: {e}", node) from None
         if arr.dtype != dt:
             k, dk = arr.dtype.kind, dt.kind
-            if k == dk or (dk == "f" and k in "iu") or (dk in "iu" and k in "iu"):
+            if dk == "S" and k == "U":      # (a Python string fed to a string placeholder)
+                arr = np.char.encode(arr, "utf-8")
+            elif k == dk or (dk == "f" and k in "iu") or (dk in "iu" and k in "iu") or (
+                    dk == "c" and k in "iuf"):
                 arr = arr.astype(dt)
             else:
                 raise InvalidArgumentError(

@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import ops as F
 from .._core import shapes
+from .._core.dtypes import as_dtype
 from .graph import get_default_graph
 from .node import (ASSIGN, CONST, GROUP, PLACEHOLDER, VARIABLE, NODE_TYPES, Node, _normalize_value,
                    as_node, register_node_type)
@@ -14,23 +15,50 @@ __all__ = ["placeholder", "constant", "Variable", "assign", "assign_add", "group
            "global_variables"]
 
 
-# TensorFlow's dtype names where NumPy reads the same string otherwise (``np.dtype("float")``
-# is float64): the TF1 constructors below take TensorFlow's meaning
-_TF_DTYPE_NAMES = {"float": np.dtype(np.float32), "half": np.dtype(np.float16)}
+#: the dtype kinds graph sources hold: booleans, integers, floats, complex numbers and
+#: TensorFlow's strings (bytes); only floats (and complex numbers) carry gradients
+_SOURCE_KINDS = "biufcS"
 
 
 def _dtype(dtype):
     """A dtype given to ``placeholder``, ``constant`` or ``Variable``, read as TensorFlow reads
-    it (``"float"`` is float32) and checked: bool, integers, float32 or float64."""
-    try:
-        dt = _TF_DTYPE_NAMES.get(dtype) if isinstance(dtype, str) else None
-        dt = dt if dt is not None else np.dtype(dtype)
-    except TypeError as e:
-        raise TypeError(f"unsupported dtype {dtype!r}: {e}") from None
-    if dt.kind not in "biuf" or (dt.kind == "f" and dt.itemsize not in (4, 8)):
-        raise TypeError(f"unsupported dtype {dtype!r} ({dt}); use bool, integer, float32 or "
-                        f"float64")
+    it (``"float"`` is float32, ``"string"`` bytes) and checked."""
+    dt = as_dtype(dtype)
+    if dt.kind not in _SOURCE_KINDS or (dt.kind == "f" and dt.itemsize not in (2, 4, 8)):
+        raise TypeError(f"unsupported dtype {dtype!r} ({dt}); use bool, an integer, float16, "
+                        f"float32, float64, complex64, complex128 or string")
     return dt
+
+
+def source_array(value, dtype=None, what="constant"):
+    """``value`` as the read-only array a graph source holds: ``np.array(value, dtype)``, with
+    Python strings encoded as UTF-8 bytes (TensorFlow's strings)."""
+    dt = None if dtype is None else _dtype(dtype)
+    if dt is not None and dt.kind == "S":
+        arr = _as_bytes(value)
+    else:
+        arr = np.array(value, dtype=dt)
+        if arr.dtype.kind == "U":
+            arr = _as_bytes(arr)
+    if arr.dtype.kind not in _SOURCE_KINDS:
+        raise TypeError(f"{what}: unsupported dtype {arr.dtype}")
+    if dt is not None and dt.kind != "S" and arr.dtype != dt:   # (np.array(.., float16))
+        arr = arr.astype(dt)
+    arr.flags.writeable = False
+    return arr
+
+
+def _as_bytes(value) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype.kind == "U":
+        return np.char.encode(arr, "utf-8")
+    if arr.dtype.kind == "S":
+        return np.array(arr)
+    if arr.dtype.kind == "O" and all(isinstance(v, (str, bytes)) for v in arr.reshape(-1)):
+        return np.array([v.encode("utf-8") if isinstance(v, str) else v
+                         for v in arr.reshape(-1)], dtype="S").reshape(arr.shape)
+    raise TypeError(f"cannot make a string value from {type(value).__name__} data of dtype "
+                    f"{arr.dtype}")
 
 
 def placeholder(dtype, shape=None, name=None) -> Node:
@@ -56,14 +84,16 @@ def placeholder(dtype, shape=None, name=None) -> Node:
 
 
 def constant(value, dtype=None, name=None) -> Node:
-    """A constant node holding ``np.array(value, dtype)`` (Python floats -> float64)."""
+    """A constant node holding ``np.array(value, dtype)`` (Python floats -> float64; strings
+    are TensorFlow's, UTF-8 bytes).
+
+        >>> hello = fg.constant("Hello"); fg.Session().run(hello)
+        b'Hello'
+    """
     g = get_default_graph()
     if type(value) in NODE_TYPES:
         raise TypeError("constant: value must be data, not a Node")
-    arr = np.array(value, dtype=None if dtype is None else _dtype(dtype))
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"constant: unsupported dtype {arr.dtype}")
-    arr.flags.writeable = False
+    arr = source_array(value, dtype)
     return Node(g, CONST, (), None, arr.shape, arr.dtype, g.unique_name(name or "Const"),
                 kind="const", value=_normalize_value(arr))
 
@@ -87,11 +117,8 @@ class Variable(Node):
                 raise ValueError(f"Variable: the initial value must have a fully known shape, "
                                  f"got {init.shape}")
         else:
-            arr = np.array(initial_value.data if hasattr(initial_value, "grad_fn")
-                           else initial_value, dtype=None if dtype is None else _dtype(dtype))
-            if arr.dtype.kind not in "biuf":
-                raise TypeError(f"Variable: unsupported dtype {arr.dtype}")
-            arr.flags.writeable = False
+            arr = source_array(initial_value.data if hasattr(initial_value, "grad_fn")
+                               else initial_value, dtype, "Variable")
             init = None
         vname = g.unique_name(name or "Variable")
         shape = init.shape if init is not None else arr.shape

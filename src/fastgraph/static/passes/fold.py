@@ -40,8 +40,8 @@ def fold(ir, ctx) -> None:
     n = 0
     with np.errstate(all="ignore"):
         for p in ir.order:
-            if p.kind != "op" or p.op.forward is None:
-                continue
+            if p.kind != "op" or p.op.forward is None or p.op.stateful:
+                continue    # (a stateful op, a random draw, runs anew on every run)
             ins = p.inputs
             if not ins:
                 continue

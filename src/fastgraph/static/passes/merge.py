@@ -1,5 +1,5 @@
 """``merge``: common-subexpression elimination (equal op, inputs and attributes -> one node;
-equal small constants -> one constant)."""
+equal small constants -> one constant).  Stateful ops (random draws) are never merged."""
 from __future__ import annotations
 
 import numpy as np
@@ -26,7 +26,7 @@ def merge(ir, ctx) -> None:
         for k in range(len(ins)):
             if ins[k].repl is not None:
                 ins[k] = resolve(ins[k])
-        if p.kind == "op":
+        if p.kind == "op" and not p.op.stateful:   # (two random draws are two values)
             key = (p.op, tuple([id(q) for q in ins]), attrs_key(p.attrs))
         elif p.kind == "const":
             key = _const_key(p)

@@ -1,0 +1,75 @@
+"""The generators behind graph random ops (``random_normal`` and friends, TensorFlow 1's).
+
+A random op in a graph owns a :class:`Stream`: its seeds, fixed when the op is built (from the
+graph-level and op-level seeds, as TensorFlow 1 derives them).  Every run of a plan draws anew,
+and each ``Session`` has its own generator per stream, so two sessions of one graph draw the
+same sequence (TensorFlow 1's rule).  The executor says which session's store a run is over
+(:func:`running_over`); a store without generators of its own (``fg.function``'s) draws from the
+stream's own generator, so every call draws anew.
+
+    >>> s = Stream((1, 2))
+    >>> with running_over(Store()):
+    ...     a = s.generator().standard_normal(3)
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+
+__all__ = ["Stream", "Store", "running_over", "in_run"]
+
+_local = threading.local()
+
+
+class Store(list):
+    """A Session's variable store (a list, by variable index), with the generators of the
+    graph's random streams."""
+    __slots__ = ("generators",)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.generators = {}
+
+
+@contextlib.contextmanager
+def running_over(store):
+    """Inside the block, random draws on this thread take their generators from ``store``."""
+    prev = getattr(_local, "store", None)
+    _local.store = store
+    try:
+        yield store
+    finally:
+        _local.store = prev
+
+
+def in_run() -> bool:
+    """Whether this thread is running a plan (random draws then draw for real)."""
+    return getattr(_local, "store", None) is not None
+
+
+class Stream:
+    """The random sequence of one random op: ``seeds`` (a tuple of integers) start it."""
+    __slots__ = ("seeds", "_own")
+
+    def __init__(self, seeds):
+        self.seeds = tuple(int(s) for s in seeds)
+        self._own = None
+
+    def generator(self) -> np.random.Generator:
+        """The generator to draw from in the current run (see the module docstring)."""
+        store = getattr(_local, "store", None)
+        gens = getattr(store, "generators", None)
+        if gens is None:
+            g = self._own
+            if g is None:
+                g = self._own = np.random.default_rng(self.seeds)
+            return g
+        g = gens.get(self)
+        if g is None:
+            g = gens[self] = np.random.default_rng(self.seeds)
+        return g
+
+    def __repr__(self) -> str:
+        return f"Stream(seeds={self.seeds})"
