@@ -95,7 +95,7 @@ divide = defop("divide", np.divide, lambda g, ans, x, y: g / y,
                operators=("__truediv__", "__rtruediv__"))
 power = defop("power", np.power, _power_vjp_x, lambda g, ans, x, y: g * ans * _sign_safe_log(x),
               elementwise=True, opcode="power", stride0_operand=1, right_identity=1,
-              exports=TOP + (("fastgraph", "pow"), ("numpy", "pow"), (TF, "pow")),
+              exports=TOP + (("fastgraph", "pow"), (TF, "pow")),
               operators=("__pow__", "__rpow__"))
 # ties split the gradient evenly, as PyTorch does
 maximum = defop("maximum", np.maximum, lambda g, ans, x, y: _tie_split(g, x, y, F.greater),

@@ -398,7 +398,7 @@ def concatenate(arrays, axis: int = 0):
 concatenate = defop("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
                     vjp_for=_concat_vjp_for, function=concatenate,
                     shape=lambda shapes, axis, **_: _join_shape(shapes, axis), variadic=True,
-                    exports=TOP + (("fastgraph", "concat"), ("numpy", "concat"), (TF, "concat")))
+                    exports=TOP + ((TF, "concat"),))
 
 
 def stack(arrays, axis: int = 0):

@@ -343,11 +343,12 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 one_hot = defun(one_hot, exports=TOP_ONLY_TF)
 
 
-def unstack(value, num=None, axis=0, name=None):
+def tf_unstack(value, num=None, axis=0, name=None):
     """The pieces of ``value`` along ``axis``, that axis removed: a list (TensorFlow's
-    ``tf.unstack``; the axis's length must be known, or given as ``num``).
+    ``tf.unstack``; the axis's length must be known, or given as ``num``).  The top level's
+    ``fg.unstack`` is NumPy's (a tuple, ``axis`` keyword-only).
 
-        >>> rows = fg.unstack(x)         # x: (3, 4) -> three (4,) values
+        >>> rows = fg.compat.v1.unstack(x)         # x: (3, 4) -> three (4,) values
     """
     shape = _static_shape(value)
     if shape is None:
@@ -362,7 +363,7 @@ def unstack(value, num=None, axis=0, name=None):
     return [value[lead + (i,)] for i in range(n)]
 
 
-unstack = defun(unstack, exports=TOP_ONLY_TF)
+tf_unstack = defun(tf_unstack, exports=((TF, "unstack"),))
 
 
 # ---- TensorFlow's forms of NumPy's names (compat.v1 only) -----------------------------------
