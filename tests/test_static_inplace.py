@@ -191,3 +191,23 @@ def test_an_update_whose_new_value_another_step_reads_is_not_in_place():
         np.testing.assert_array_equal(sess.run(w), np.full(3, 8.0))    # 1 * 2 * 4
         assert sess.run(s) == 2.0
         assert "in place into Variable_1\n" in text and "in place into Variable\n" not in text
+
+
+@pytest.mark.parametrize("codegen_max_steps", [0, 300], ids=["loop", "codegen"])
+def test_a_scalar_variable_is_updated_by_value_not_in_place(codegen_max_steps, monkeypatch):
+    # a scalar variable's value is a NumPy scalar: the update replaces it (Adam's beta powers)
+    from fastgraph.static import executor
+    monkeypatch.setattr(executor, "CODEGEN_MAX_STEPS", codegen_max_steps)
+    g = fg.Graph()
+    with g.as_default():
+        p = fg.Variable(np.float64(2.0), name="p")
+        lr = fg.placeholder(fg.float64, [])
+        w = fg.Variable(np.ones(3))
+        step = fg.group(p.assign(p * 0.5), w.assign(w - lr * p))
+        with fg.Session() as sess:
+            sess.run(fg.global_variables_initializer())
+            for _ in range(3):
+                sess.run(step, {lr: 0.1})
+            got_p, got_w = sess.run([p, w])
+    assert got_p == 0.25
+    np.testing.assert_allclose(got_w, 1 - 0.1 * (2 + 1 + 0.5))

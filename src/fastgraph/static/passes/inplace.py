@@ -80,7 +80,8 @@ def inplace(ir, ctx) -> None:
         if not writes_elementwise(v) or users.get(id(v)) != [a] or id(v) in fetched:
             continue
         var = next((q for q in v.inputs if q.kind == "var" and q.var_index == a.var_index), None)
-        if var is None or var.shape is None or v.shape is None or \
+        # (a scalar variable's value is a NumPy scalar, which cannot be written into)
+        if var is None or var.shape is None or v.shape is None or var.shape == () or \
                 tuple(var.shape) != tuple(v.shape) or var.dtype != v.dtype:
             continue
         views = _views(var, order, users)
