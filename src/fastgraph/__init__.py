@@ -36,6 +36,7 @@ from .bridge.function import clear_caches, function
 from .static.random import set_random_seed
 from . import train, errors
 from .serialize import load, save
+from .dot import render_dot, to_dot
 
 # TensorFlow 1's names where NumPy has none (reduce_sum, cast, random_normal, ...: the
 # declarations exported to ``fastgraph`` by the graph engine too), tf.nn, tf.losses, tf.compat.v1

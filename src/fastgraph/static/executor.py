@@ -15,6 +15,7 @@ import numpy as np
 
 from .._core.config import fp_errors_may_raise
 from .._core.random_state import running_over
+from .dot import plan_to_dot
 from .errors import FailedPreconditionError, InvalidArgumentError
 from .passes.buffers import is_fresh_step, live_order, ufunc_of
 from .plan import known
@@ -349,6 +350,10 @@ class Plan:
         return {id(o) for o in self.outputs if o is not None}
 
     # ---- explain ---------------------------------------------------------------------------
+    def explain_dot(self) -> str:
+        """The plan's steps as Graphviz DOT text (fused kernels as boxes)."""
+        return plan_to_dot(self)
+
     def explain(self) -> str:
         lines = []
         for name, entries in self.ctx.log.items():

@@ -296,9 +296,15 @@ class Session:
             for idx, arr in values:     # (the store's arrays are private: plans write them)
                 self._store[idx] = arr[()] if arr.ndim == 0 else arr
 
-    def explain(self, fetches, feed_dict=None) -> str:
+    def explain(self, fetches, feed_dict=None, format: str = "text") -> str:
         """A readable account of the compiled plan: kept steps, folded, simplified, merged and
-        pruned nodes, and the buffers."""
+        pruned nodes, and the buffers; ``format="dot"``: the plan's steps as Graphviz DOT text,
+        each fused kernel a box (``fg.render_dot`` draws it).
+
+            >>> print(sess.explain(loss, {x: batch}, format="dot"))   # doctest: +SKIP
+        """
+        if format not in ("text", "dot"):
+            raise ValueError(f"explain: format must be 'text' or 'dot', got {format!r}")
         self._check_open()
         if feed_dict:
             feed_nodes, feed_vals, _ = self._feeds(feed_dict)
@@ -307,7 +313,7 @@ class Session:
         leaves: list = []
         _flatten(fetches, leaves, self.graph)
         plan = self._compile(leaves, feed_nodes, feed_vals)
-        return plan.explain()
+        return plan.explain() if format == "text" else plan.explain_dot()
 
     def __repr__(self) -> str:
         return f"<fastgraph.Session{' (closed)' if self._closed else ''} {self.graph!r}>"
