@@ -1,4 +1,4 @@
-"""The op table: one line per case, for every operation of DESIGN.md §2 (issue #3).
+"""The op table: one line per case, for every operation of the core vocabulary.
 
 Each :class:`OpCase` names an operation, the ``fg`` function to call (a lambda when attributes such
 as ``axis`` are fixed), the input arguments (shape and domain), a NumPy/SciPy reference, the PyTorch
@@ -54,7 +54,7 @@ __all__ = ["OpCase", "CASES", "CASES_BY_NAME", "case_params", "make_inputs", "rn
 @dataclasses.dataclass(frozen=True)
 class OpCase:
     name: str                       # unique pytest id
-    op: str                         # the DESIGN.md operation exercised
+    op: str                         # the operation exercised (its name)
     fn: Callable                    # fg function of the arguments
     args: tuple                     # ((shape, domain), ...)
     ref: Callable                   # NumPy / SciPy reference on ndarrays
@@ -808,7 +808,7 @@ for _sa, _sb, _axes, _id in TENSORDOTS:
          (lambda ax: lambda a, b: np.tensordot(a, b, ax))(_axes),
          (lambda ax: lambda a, b: _t().tensordot(a, b, _torch_dims(ax)))(_axes))
 
-# the operations added beyond DESIGN.md §2, each with cases above
+# the NumPy functions added beyond the core vocabulary, each with cases above
 NUMPY_EXTRA_OPS = (
     "log10 log2 exp2 arcsin arccos arcsinh arccosh arctanh deg2rad rad2deg logaddexp hypot "
     "remainder cumsum diff flip roll moveaxis repeat tile atleast_1d atleast_2d atleast_3d "
@@ -825,7 +825,7 @@ assert len(CASES_BY_NAME) == len(CASES), "case names must be unique"
 
 COVERED_OPS = sorted({c.op for c in CASES})
 
-# every operation DESIGN.md §2 lists
+# every operation of the core vocabulary (docs/guide.md, "One vocabulary of operations")
 DESIGN_OPS = (
     "add subtract multiply divide power negative abs exp expm1 log log1p sqrt square reciprocal "
     "sin cos tan tanh sinh cosh arctan sigmoid relu softplus erf maximum minimum where clip sign "

@@ -4,12 +4,15 @@ The page says an op is one declaration and one line of the op table.  These test
 that to a copy of the package under test (the declaration appended to ``ops/elementwise.py``,
 the line added to a copy of ``tests/optable.py``), then, in fresh interpreters on the copy: run
 the table tests for the new op, run the page's "try it" block (its printed values checked as the
-docs' examples are), and compare the generated namespaces with the original's.  A fused op's new
+docs' examples are), and compare the generated namespaces with those of the copy before the two
+edits.  The page's op is one fastgraph has (NumPy's namespace is covered): the copy first loses
+its real declaration and table line, so that the page's two edits are all that bring it back.  A fused op's new
 opcode row needs a rebuild of the VM, so the fused path is checked with an op declared in the
 copy whose row exists already.
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 import os
@@ -23,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import fastgraph
-from fastgraph._core import REGISTRY, method_forms, namespace, numpy_routes
+from fastgraph._core import API
 
 from test_docs import _check_print, _instrument
 
@@ -53,12 +56,47 @@ def _page_blocks() -> dict[str, str]:
     return blocks
 
 
+def _remove_declaration(pkg: Path, name: str) -> None:
+    """Delete the top-level ``name = defop("name", ...)`` statement from the ops modules."""
+    for path in sorted((pkg / "ops").glob("*.py")):
+        lines = path.read_text().splitlines(True)
+        for node in ast.parse("".join(lines)).body:
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                    and getattr(node.value.func, "id", None) == "defop"
+                    and [getattr(t, "id", None) for t in node.targets] == [name]):
+                del lines[node.lineno - 1:node.end_lineno]
+                path.write_text("".join(lines))
+                return
+
+
+def _remove_table_lines(tests: Path, name: str) -> None:
+    """Delete the op table's one-line entries for ``name`` (``("name", ...),``)."""
+    for path in sorted(tests.glob("*table*.py")):
+        text = path.read_text()
+        kept = [ln for ln in text.splitlines(True) if not ln.lstrip().startswith(f'("{name}",')]
+        path.write_text("".join(kept))
+
+
+_NAMESPACES = textwrap.dedent("""
+    import json
+    import fastgraph as fg, fastgraph.numpy as fnp
+    from fastgraph._core import REGISTRY, method_forms, namespace, numpy_routes
+    ufuncs, functions = numpy_routes()
+    print(json.dumps({"fastgraph": sorted(namespace("fastgraph")),
+                      "numpy": sorted(namespace("numpy")), "ufuncs": sorted(ufuncs),
+                      "functions": len(functions), "methods": sorted(method_forms()),
+                      "registry": sorted(REGISTRY),
+                      "attributes": [hasattr(fg, "cbrt"), hasattr(fnp, "cbrt"),
+                                     hasattr(fg.Tensor, "cbrt"), hasattr(fg.Node, "cbrt"),
+                                     "cbrt" in fnp.__all__, hasattr(fg.ops, "cbrt")],
+                      "fnp_is_numpy": getattr(fnp, "cbrt", None) is __import__("numpy").cbrt}))
+""")
+
+
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory) -> Path:
-    """A copy of the package and of the tests, edited as the page says."""
-    assert NEW_OP not in REGISTRY, (
-        f"{NEW_OP!r} is declared for real now: make docs/adding-an-op.md add an op fastgraph "
-        f"does not have yet (and set NEW_OP here)")
+    """A copy of the package and of the tests without the page's op, then edited as the page
+    says (``copy / "before.json"``: the generated namespaces in between)."""
     blocks = _page_blocks()
     declaration = blocks["src/fastgraph/ops/elementwise.py"]
     table_line = blocks["tests/optable.py, in UNARY"].strip()
@@ -66,10 +104,15 @@ def copy(tmp_path_factory) -> Path:
     pkg = root / "pkg" / "fastgraph"
     shutil.copytree(Path(fastgraph.__file__).parent, pkg,
                     ignore=shutil.ignore_patterns("*.c", "__pycache__"))
-    with open(pkg / "ops" / "elementwise.py", "a") as f:
-        f.write("\n\n" + declaration + ALIAS)
     tests = root / "tests"
     shutil.copytree(ROOT / "tests", tests, ignore=shutil.ignore_patterns("__pycache__"))
+    _remove_declaration(pkg, NEW_OP)
+    _remove_table_lines(tests, NEW_OP)
+    before = _run(root, _NAMESPACES)
+    assert NEW_OP not in json.loads(before)["registry"], f"{NEW_OP} is still declared in the copy"
+    (root / "before.json").write_text(before)
+    with open(pkg / "ops" / "elementwise.py", "a") as f:
+        f.write("\n\n" + declaration + ALIAS)
     table = (tests / "optable.py").read_text()
     assert table.count("\nUNARY = [\n") == 1, "the op table's UNARY list moved"
     (tests / "optable.py").write_text(
@@ -122,29 +165,17 @@ def test_the_pages_example_runs_on_the_copy(copy):
 
 
 def test_the_new_op_is_in_the_generated_namespaces_and_only_there(copy):
-    out = _run(copy, textwrap.dedent("""
-        import json
-        import fastgraph as fg, fastgraph.numpy as fnp
-        from fastgraph._core import REGISTRY, method_forms, namespace, numpy_routes
-        ufuncs, functions = numpy_routes()
-        print(json.dumps({"fastgraph": sorted(namespace("fastgraph")),
-                          "numpy": sorted(namespace("numpy")), "ufuncs": sorted(ufuncs),
-                          "functions": len(functions), "methods": sorted(method_forms()),
-                          "registry": sorted(REGISTRY),
-                          "attributes": [hasattr(fg, "cbrt"), hasattr(fnp, "cbrt"),
-                                         hasattr(fg.Tensor, "cbrt"), hasattr(fg.Node, "cbrt"),
-                                         "cbrt" in fnp.__all__, hasattr(fg.ops, "cbrt")]}))
-    """))
-    got = json.loads(out)
-    ufuncs, functions = numpy_routes()
-    before = {"fastgraph": set(namespace("fastgraph")), "numpy": set(namespace("numpy")),
-              "ufuncs": set(ufuncs), "methods": set(method_forms())}
-    for table, names in before.items():
-        assert set(got[table]) - names == {NEW_OP}, table
-        assert names <= set(got[table]), table
-    assert got["functions"] == len(functions)
-    assert set(got["registry"]) - set(REGISTRY) == {NEW_OP, "sqrt_by_its_row"}
+    got = json.loads(_run(copy, _NAMESPACES))
+    before = json.loads((copy / "before.json").read_text())
+    for table in ("fastgraph", "numpy", "ufuncs", "methods"):
+        assert set(got[table]) - set(before[table]) == {NEW_OP}, table
+        assert set(before[table]) <= set(got[table]), table
+    assert got["functions"] == before["functions"]
+    assert set(got["registry"]) - set(before["registry"]) == {NEW_OP, "sqrt_by_its_row"}
     assert all(got["attributes"]), got["attributes"]
+    # (fastgraph.numpy has every NumPy name: NumPy's own cbrt before, the op's after)
+    assert before["attributes"] == [False, True, False, False, False, False], before
+    assert got["fnp_is_numpy"] is False and before["fnp_is_numpy"] is True
 
 
 def test_an_op_with_an_existing_row_fuses_on_its_declaration_alone(copy):
@@ -169,3 +200,43 @@ def test_an_op_with_an_existing_row_fuses_on_its_declaration_alone(copy):
         print("ok")
     """))
     assert out.strip() == "ok"
+
+
+#: public differentiable ops whose checks live outside the op tables (this list only shrinks)
+OUTSIDE_THE_TABLE = {"astype", "copy", "floor_divide", "polygamma"}
+
+
+def _op_tables() -> list:
+    """The op-table modules next to this file (``optable.py``, ``linalg_table.py``,
+    ``tf1_cases.py``, ...)."""
+    import importlib
+    here = Path(__file__).resolve().parent
+    names = ["optable"] + sorted(p.stem for pattern in ("*_table.py", "*_cases.py")
+                                 for p in here.glob(pattern) if not p.stem.startswith("test_"))
+    return [importlib.import_module(n) for n in names]
+
+
+def _names_in_a_table(api) -> set[str]:
+    """The names a table case may give an op: its own, its exported names, and for the
+    ``linalg``/``scipy.*`` namespaces the prefixed ones (``"special.erf"``, ``"scipy.det"``)."""
+    names = {api.name, *api.names_in("fastgraph"), *api.names_in("numpy")}
+    for alias in api.names_in("linalg"):
+        names |= {alias, f"linalg.{alias}"}
+    for ns in ("scipy.special", "scipy.linalg"):
+        for alias in api.names_in(ns):
+            names |= {f"scipy.{alias}", f"{ns.split('.')[1]}.{alias}"}
+    return names
+
+
+def test_every_public_differentiable_op_has_a_line_in_an_op_table():
+    """The page's second edit is not optional: an op without a table line has no value, gradient
+    or static checks."""
+    covered = {getattr(c, "op", c.name) for table in _op_tables() for c in table.CASES}
+    public = {api.op.name: api for api in API.values()
+              if api.op is not None and api.exports and api.op.differentiable}
+    missing = sorted(n for n, api in public.items()
+                     if not _names_in_a_table(api) & covered and n not in OUTSIDE_THE_TABLE)
+    assert not missing, f"declared ops without a case in an op table (tests/optable.py): {missing}"
+    listed = sorted(n for n in OUTSIDE_THE_TABLE
+                    if n not in public or _names_in_a_table(public[n]) & covered)
+    assert not listed, f"listed as outside the tables but covered (or gone): drop {listed}"

@@ -1,4 +1,4 @@
-"""Eager-mode semantics of DESIGN.md §2 "Eager mode" (PyTorch's rules), one test per rule."""
+"""Eager-mode semantics (PyTorch's rules), one test per rule."""
 from __future__ import annotations
 
 import gc
@@ -17,7 +17,7 @@ def _bug(reason):
     return pytest.mark.xfail(strict=True, reason=f"bug: {reason}")
 
 
-# ---- the first example of DESIGN.md §1 ------------------------------------------------------------
+# ---- the first seed example (the README's) -------------------------------------------------------
 def test_design_example_dynamic(capsys):
     x = fg.tensor(1.0, requires_grad=True)
     y = fg.tensor(2.0, requires_grad=True)

@@ -1,4 +1,4 @@
-"""The ``fuse`` pass (issue #5): fused plans equal unfused ones (``disable=("fuse",)``) for every
+"""The ``fuse`` pass: fused plans equal unfused ones (``disable=("fuse",)``) for every
 elementwise op, both float dtypes, contiguous/strided/broadcast inputs and awkward sizes;
 multi-output regions (forward + gradients), absorbed reductions, thread-count independence,
 ``explain()``, convexity, ``@fg.function`` tracing, and steady-state page faults."""

@@ -427,7 +427,7 @@ def test_dtype_promotion():
 
 
 # ------------------------------------------------------------------------------------------------
-# multi-output kernels: the issue #5 workload, forward and gradients in one kernel
+# multi-output kernels: the reference workload, forward and gradients in one kernel
 # ------------------------------------------------------------------------------------------------
 def w4_exprs():
     a, b, c, d = (Expr.input(i) for i in range(4))

@@ -1,4 +1,4 @@
-"""The NumPy functions added beyond DESIGN.md §2 (log10 ... tensordot, linalg.norm).
+"""The NumPy functions added beyond the core vocabulary (log10 ... tensordot, linalg.norm).
 
 The op table (``optable.py``) checks each like every other op: values against NumPy, gradients
 against finite differences and PyTorch, second order, float32, eager against static.  Here: each

@@ -1,5 +1,5 @@
 """Static mode: graphs, names, hash-consing, gradients, state, sessions, errors, plans, explain,
-optimizers and @fg.function (issue #4)."""
+optimizers and @fg.function."""
 import collections
 import io
 import contextlib

@@ -5,7 +5,7 @@
     >>> (x * x).backward(); x.grad
     tensor(2.)
 
-Public names only; the contract is DESIGN.md, the layout is described in docs/architecture.md.
+Public names only; the contract is docs/guide.md, the layout is described in docs/architecture.md.
 """
 from ._version import __version__
 from ._core.config import get_num_threads, set_num_threads

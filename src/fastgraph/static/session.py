@@ -101,7 +101,7 @@ class Session:
         self._node_plans: dict = {}     # node -> {feed signature: plan}
         self._plans: dict = {}          # (leaves, feed signature) -> plan
         # held by every run of a plan that reads or writes variables: updates are atomic
-        # across all plans (re-entrant, for a step that runs this session again)
+        # across all plans (re-entrant, for a step that runs the same Session again)
         self._state_lock = threading.RLock()
         self._entered: list = []        # graph blocks entered by ``with sess:``
         self._closed = False
@@ -268,7 +268,7 @@ class Session:
 
     # ---- variable values (checkpoints) ----------------------------------------------------------
     def _variable_values(self, variables) -> list:
-        """The current values of ``variables`` (Variables of this session's graph), read
+        """The current values of ``variables`` (Variables of the Session's graph), read
         together under the state lock; an uninitialised one raises
         ``FailedPreconditionError`` naming it."""
         self._check_open()

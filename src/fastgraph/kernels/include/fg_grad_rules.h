@@ -1,5 +1,6 @@
-/* Elementwise gradient rules compiled by both the eager tape (_tape.pyx: NumPy-style inner loops)
- * and the fused-kernel VM (_fused.pyx: block loops), written once so the two cannot drift apart.
+/* Elementwise gradient rules compiled by both the small-array kernels (kernels/elementwise.pyx:
+ * NumPy-style inner loops) and the fused-kernel VM (kernels/vm.pyx: block loops), written once so
+ * the two cannot drift apart.
  * Each is the op's NumPy VJP (ops/elementwise.py) operation by operation, in the same rounding
  * order; includers compile them with FMA contraction off, so results are NumPy's bit for bit. */
 #ifndef FASTGRAPH_GRAD_RULES_H

@@ -1,4 +1,4 @@
-/* Software prefetch hints for the irregular loops in _toposort.pyx (no-ops where unsupported).
+/* Software prefetch hints for the irregular loops in kernels/toposort.pyx (no-ops where unsupported).
  * A prefetch is only a hint: an inexact or stale address costs nothing but a wasted load. */
 #ifndef FASTGRAPH_PREFETCH_H
 #define FASTGRAPH_PREFETCH_H
