@@ -108,6 +108,17 @@ def w4_expr():
     return a, b, c, d, Expr.op("tanh", a * b + c), Expr.op("sigmoid", d)
 
 
+def w4_kernels():
+    """The workload as one kernel, and with the gradients of ``sum(y)`` as one 5-output
+    kernel: ``(forward, forward_and_gradients)``."""
+    a, b, c, d, t, s = w4_expr()
+    y = t * s + 0.5 * a * a
+    gu = Expr.op("tanh_grad", t, s)
+    return (compile_kernel([y]),
+            compile_kernel([y, gu * b + a, gu * a, gu, Expr.op("sigmoid_grad", s, t)],
+                           reduce=[("sum", None), None, None, None, None]))
+
+
 def numpy_w4(A, out, t1, t2):
     a, b, c, d = A
     np.multiply(a, b, out=t1)
@@ -223,12 +234,7 @@ def bench_xla(n, reps):
 
     jf = jax.jit(f)
     jg = jax.jit(jax.value_and_grad(lambda a, b, c, d: jnp.sum(f(a, b, c, d)), argnums=(0, 1, 2, 3)))
-    a, b, c, d, t, s = w4_expr()
-    y = t * s + 0.5 * a * a
-    gu = Expr.op("tanh_grad", t, s)
-    k = compile_kernel([y])
-    kg = compile_kernel([y, gu * b + a, gu * a, gu, Expr.op("sigmoid_grad", s, t)],
-                        reduce=[("sum", None), None, None, None, None])
+    k, kg = w4_kernels()
     out = np.empty(n)
     bufs = [np.empty(())] + [np.empty(n) for _ in range(4)]
     np.testing.assert_allclose(k(*A), np.asarray(jf(*JA)), rtol=1e-12, atol=1e-12)
@@ -347,12 +353,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
     nt = threads or fg.get_num_threads()
     avail, missing = peers("numexpr", "jax")
     A = w4_inputs(n)
-    a, b, c, d, t, s = w4_expr()
-    y = t * s + 0.5 * a * a
-    gu = Expr.op("tanh_grad", t, s)
-    k = compile_kernel([y])
-    kg = compile_kernel([y, gu * b + a, gu * a, gu, Expr.op("sigmoid_grad", s, t)],
-                        reduce=[("sum", None), None, None, None, None])
+    k, kg = w4_kernels()
     out, t1, t2 = np.empty(n), np.empty(n), np.empty(n)
     bufs = [np.empty(())] + [np.empty(n) for _ in range(4)]
     meta = {"n": n, "dtype": "float64", "threads": nt, "vec_isa": _fused.vec_isa()}

@@ -30,6 +30,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fastgraph.bench.timing import format_seconds
+
 __all__ = ["RESULTS", "newest", "load", "label_case", "label_candidate", "label_peer",
            "machine_text", "headline_table", "full_table", "readme_block", "page",
            "update_readme", "main"]
@@ -136,12 +138,7 @@ def _target(row: dict[str, Any], verdict: bool = True) -> str:
 
 
 def _seconds(t: float | None) -> str:
-    if t is None:
-        return ""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if t >= scale:
-            return f"{t / scale:.3g} {unit}"
-    return f"{t / 1e-9:.3g} ns"
+    return format_seconds(t, micro="µs")
 
 
 # ---- the machine ------------------------------------------------------------------------------------

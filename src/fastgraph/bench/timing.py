@@ -34,7 +34,8 @@ except ImportError:  # Windows
     resource = None
 
 __all__ = ["Stats", "Result", "compare", "peers", "print_results", "save_json", "target_note",
-           "threads_for_everyone", "machine_load", "round_spread", "load_warnings"]
+           "threads_for_everyone", "machine_load", "round_spread", "load_warnings",
+           "format_seconds"]
 
 #: Optional peer libraries by the name benchmarks use for them -> module to import.
 PEER_MODULES = {
@@ -148,13 +149,23 @@ class Result:
         }
 
 
-def _fmt_time(t: float) -> str:
-    if not math.isfinite(t):
-        return "n/a"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+def format_seconds(t: float | None, micro: str = "us", missing: str = "") -> str:
+    """A duration in seconds with three significant digits and the unit that suits it
+    (``micro`` spells microseconds; ``missing`` stands for None or a non-finite value).
+
+    >>> format_seconds(0.00123), format_seconds(4.5e-8), format_seconds(None, missing="n/a")
+    ('1.23 ms', '45 ns', 'n/a')
+    """
+    if t is None or not math.isfinite(t):
+        return missing
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), (micro, 1e-6)):
         if t >= scale:
             return f"{t / scale:.3g} {unit}"
     return f"{t / 1e-9:.3g} ns"
+
+
+def _fmt_time(t: float) -> str:
+    return format_seconds(t, missing="n/a")
 
 
 def _fmt_meta(meta: Mapping[str, Any]) -> str:

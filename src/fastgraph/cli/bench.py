@@ -30,6 +30,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from fastgraph.bench.timing import format_seconds
 from fastgraph.cli import matplotlib_missing, output_file, thread_count
 
 #: Suite order: workload name = module of :mod:`fastgraph.bench`.  Other modules there with a
@@ -186,15 +187,6 @@ def _result_rows(name: str, out: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _fmt_s(t: float | None) -> str:
-    if t is None:
-        return ""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if t >= scale:
-            return f"{t / scale:.3g} {unit}"
-    return f"{t / 1e-9:.3g} ns"
-
-
 def _fmt_ratio(x: float | None) -> str:
     return "" if x is None else f"{x:.3f}x"
 
@@ -215,8 +207,8 @@ def format_summary(rows: list[dict[str, Any]], quick: bool = False) -> str:
         if target is not None and not quick:
             mark = f"{'<=' if r['ratio'] <= target else '!>'}{target:.3g}"
         line = (f"{str(r.get('case', r['workload']))[:40]:<40} {r['fastgraph']:<19} "
-                f"{r['peer']:<16} {_fmt_s(r.get('fastgraph_s')):>10} "
-                f"{_fmt_s(r.get('peer_s')):>12} {r['ratio']:>7.3f}x "
+                f"{r['peer']:<16} {format_seconds(r.get('fastgraph_s')):>10} "
+                f"{format_seconds(r.get('peer_s')):>12} {r['ratio']:>7.3f}x "
                 f"{_fmt_ratio(r.get('ratio_min')):>10}")
         lines.append(line if quick else f"{line} {mark:>7}")
     lines.append(f"ratio = {RATIO_LEGEND}, of the medians; min ratio = the same from each one's "

@@ -18,22 +18,15 @@ import scipy.linalg as _sla
 from .._core import apply, defop, holds_graph_value
 from .._core import shapes as _shapes
 from . import _linalg_numeric as _N
+from .linalg_decomp import _mT, _shape
 
 from .. import ops as F
 
 SCIPY = "scipy.linalg"
 
 
-def _shape(x) -> tuple:
-    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
-
-
 def _ndim(x) -> int:
     return F.shape._known_ndim(x, "scipy.linalg")
-
-
-def _mT(x):
-    return F.swapaxes(x, -1, -2)
 
 
 def _col(v):
