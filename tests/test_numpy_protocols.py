@@ -498,3 +498,18 @@ def test_fix_and_builtin_round():
     np.testing.assert_array_equal(np.fix(fg.tensor([-1.5, 1.5])).data, [-1.0, 1.0])
     assert round(fg.tensor(2.567), 2).item() == 2.57
     assert fg.grad(lambda x: x * np.fix(x))(2.5) == 2.0
+
+
+def test_row_stack_routes_where_numpy_has_it():
+    """NumPy 2.5 removed ``np.row_stack``: fastgraph.numpy keeps it (as vstack), and NumPy's
+    function routes to it only where NumPy still has one (importing must not fail either way)."""
+    t = fg.tensor(np.ones((2, 3)), requires_grad=True)
+    out = fnp.row_stack([t, 2.0 * t])
+    assert out.shape == (4, 3)
+    out.sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), np.full((2, 3), 3.0))
+    if hasattr(np, "row_stack"):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            assert isinstance(np.row_stack([t, t]), fg.Tensor)

@@ -704,9 +704,10 @@ trim_zeros = defun(trim_zeros, exports=TOP)
 
 
 # NumPy 2's name for ``concatenate`` (the same function), and the deprecated ``row_stack``
+# (NumPy 2.5 removed it: ``np.row_stack`` routes here only where NumPy still has it)
 concat = defun(_shape_ops.concatenate, name="concat", exports=TOP, numpy=("concat",))
 row_stack = defun(_shape_ops.vstack, name="row_stack", exports=(("numpy", "row_stack"),),
-                  numpy=("row_stack",))
+                  numpy=("row_stack",) if hasattr(np, "row_stack") else ())
 
 
 # ---- joining helpers ----------------------------------------------------------------------------------
