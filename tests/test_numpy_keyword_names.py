@@ -85,6 +85,8 @@ CASES = [
      lambda x: fnp.full((4, 2, 3), x)),
     ("full_like-a", lambda x: np.full_like(a=x, fill_value=x * 2.0),
      lambda x: np.full_like(x, x * 2.0)),
+    ("copy-a", lambda x: np.copy(a=x), lambda x: np.copy(x)),
+    ("astype-x", lambda x: np.astype(x, np.float64), lambda x: np.astype(x, np.float64)),
     ("norm-x-ord", lambda x: np.linalg.norm(x=x, ord=1, axis=0), lambda x: np.linalg.norm(x, 1, 0)),
 ]
 

@@ -340,12 +340,39 @@ def numpy_call_to_fastgraph(func, fn, args, kwargs):
     return plan.translate(args, kwargs)
 
 
+#: NumPy functions that write into their first argument (``np.copyto(dst, src)``, ``np.put``)
+_WRITE_INTO_FIRST = frozenset({"copyto", "place", "put", "put_along_axis", "putmask",
+                               "fill_diagonal"})
+
+
+def _write_into_first(func, args, kwargs):
+    """``np.put(t, ...)`` and the other in-place writers: a Tensor written to is checked (it may
+    not require grad) and its version bumped after; values that require grad written into a
+    floating array would lose their gradient, so they are refused before anything is written."""
+    name = _numpy_name(func)
+    dst = args[0] if args else next(iter(kwargs.values()), None)
+    if isinstance(dst, Tensor):
+        dst._check_inplace(name)
+    rest = (args[1:], kwargs) if args else ((), dict(list(kwargs.items())[1:]))
+    if _gm._state.enabled and _floating(_unwrap(dst)):
+        holder = find_leaf(_requires_grad, rest)
+        if holder is not None:
+            raise _lost_gradient(name, holder, "it writes the values into an array in place")
+    result = func(*_unwrap(args), **_unwrap_kwargs(kwargs))
+    if isinstance(dst, Tensor):
+        dst._bump_version()
+    return result
+
+
 def array_function(func, types, args, kwargs):
     fn = FUNCTIONS.get(func)
     if fn is not None:
         call = numpy_call_to_fastgraph(func, fn, args, kwargs)
         if call is not None:
             return fn(*call[0], **call[1])
+    if getattr(func, "__name__", None) in _WRITE_INTO_FIRST and \
+            getattr(func, "__module__", "").startswith("numpy"):
+        return _write_into_first(func, args, kwargs)
     out = kwargs.get("out")
     if out is not None:
         _check_no_lost_gradient(_numpy_name(func), args, kwargs,

@@ -57,7 +57,7 @@ def astype(x, dtype):
 astype = defop("astype", _astype_forward,
                lambda g, ans, x, dtype: F.astype(g, x.dtype),
                shape=_shapes.same_as_first,
-               function=astype, noop_same_shape=True, exports=TOP, numpy=(), methods=True)
+               function=astype, noop_same_shape=True, exports=TOP, methods=True)
 
 
 # every identity is a node of its own (never merged): it is how the transforms mark "the
@@ -68,7 +68,7 @@ identity = defop("identity", lambda x: x, lambda g, ans, x: g, shape=_shapes.sam
                  doc="Return ``x`` unchanged, as a new node of the graph (used by the "
                      "transforms).")
 copy = defop("copy", lambda x: np.array(x, copy=True), lambda g, ans, x: g,
-             shape=_shapes.same_as_first, cheap=True, exports=("numpy",), numpy=(),
+             shape=_shapes.same_as_first, cheap=True, exports=("numpy",),
              methods=("copy", "clone"),      # (clone: PyTorch's name)
              doc="A copy of ``x`` (NumPy's ``np.copy``; the gradient passes through): later "
                  "in-place changes to either do not reach the other.")
