@@ -34,6 +34,8 @@ from .static import (Graph, InteractiveSession, Node, Session, Variable, assign,
                      reset_default_graph, trainable_variables, variables_initializer)
 from .bridge.function import clear_caches, function
 from .static.random import set_random_seed
+from .extend import custom_vjp
+from . import extend
 from . import train, errors
 from .serialize import load, save
 from .dot import render_dot, to_dot

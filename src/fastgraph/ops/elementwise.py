@@ -108,7 +108,8 @@ floor_divide = defop("floor_divide", np.floor_divide, ZERO, ZERO, elementwise=Tr
                      exports=TOP + ((TF, "floordiv"), (TF, "floor_div")),
                      operators=("__floordiv__", "__rfloordiv__"))
 abs = defop("abs", np.abs, lambda g, ans, x: g * F.sign(x), elementwise=True,  # noqa: A001
-            opcode="abs", cheap=True, exports=TOP_TF + (("numpy", "absolute"), ("numpy", "fabs")),
+            opcode="abs", cheap=True,
+            exports=TOP_TF + (("numpy", "absolute"), ("numpy", "fabs")),
             numpy=("absolute", "fabs"), methods=True, operators=("__abs__",))
 square = defop("square", np.square, lambda g, ans, x: g * 2 * x, elementwise=True,
                opcode="square", cheap=True, exports=TOP_TF, methods=True)
