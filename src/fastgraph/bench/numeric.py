@@ -85,18 +85,25 @@ def _logistic_autograd(X, y):
     return autograd.value_and_grad(_logistic_loss(anp, X, y))
 
 
+def _jax_call(loss, jit: bool):
+    """The optimiser's call on JAX's ``value_and_grad(loss)`` (compiled with ``jax.jit`` or
+    not): NumPy values out."""
+    import jax
+    vg = jax.value_and_grad(loss)
+    f = jax.jit(vg) if jit else vg
+
+    def call(x):
+        v, g = f(x)
+        return float(v), np.asarray(g)
+    return call
+
+
 def _jax_numpy(jit: bool):
     def build(X, y):
         import jax
         import jax.numpy as jnp
         jax.config.update("jax_enable_x64", True)
-        vg = jax.value_and_grad(_logistic_loss(jnp, jnp.asarray(X), jnp.asarray(y)))
-        f = jax.jit(vg) if jit else vg
-
-        def call(w):
-            v, g = f(w)
-            return float(v), np.asarray(g)
-        return call
+        return _jax_call(_logistic_loss(jnp, jnp.asarray(X), jnp.asarray(y)), jit)
     return build
 
 
@@ -206,14 +213,8 @@ def _gp_jax(jit: bool):
         import jax.numpy as jnp
         import jax.scipy.linalg as jsla
         jax.config.update("jax_enable_x64", True)
-        vg = jax.value_and_grad(_gp_loss(jnp, jsla.solve_triangular, jnp.asarray(D2),
-                                         jnp.asarray(y)))
-        f = jax.jit(vg) if jit else vg
-
-        def call(theta):
-            v, g = f(theta)
-            return float(v), np.asarray(g)
-        return call
+        return _jax_call(_gp_loss(jnp, jsla.solve_triangular, jnp.asarray(D2), jnp.asarray(y)),
+                         jit)
     return build
 
 
