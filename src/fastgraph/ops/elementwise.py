@@ -243,7 +243,7 @@ logit = defop("logit", _sp.logit, lambda g, ans, x: g / (x * (1 - x)), elementwi
 gammaln = defop("gammaln", _sp.gammaln, lambda g, ans, x: g * F.digamma(x), elementwise=True,
                 exports=("scipy.special",))
 digamma = defop("digamma", _sp.digamma, lambda g, ans, x: g * F.polygamma(1, x),
-                elementwise=True, exports=("scipy.special",))
+                elementwise=True, exports=("scipy.special", ("scipy.special", "psi")))
 xlogy = defop("xlogy", _sp.xlogy, lambda g, ans, x, y: g * F.log(y),
               lambda g, ans, x, y: g * x / y, elementwise=True, exports=("scipy.special",))
 

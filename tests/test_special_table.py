@@ -1,0 +1,199 @@
+"""The special-function op table (``special_table``), case by case: SciPy's values for NumPy
+and Tensor inputs, float32 kept, gradients against central finite differences, PyTorch or HIPS
+autograd, second order, static graphs and ``fg.function`` against eager (the runner's checks
+are ``test_linalg_table``'s), and the arguments without a gradient.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fastgraph as fg
+import fastgraph.scipy.special as fgs
+from optable import as_list, case_params, make_inputs, rng_for
+from special_table import CASES, FUNCTIONS, KEEP_FLOAT32
+from test_linalg_table import (_close, _eager_grads, _grad_dot, _loss_fn, _numeric_grad,
+                               _ref_phi, _setup, _tensors)
+
+
+def test_table_covers_every_function():
+    covered = {c.op for c in CASES}
+    assert not set(FUNCTIONS) - covered, sorted(set(FUNCTIONS) - covered)
+    assert set(FUNCTIONS) <= set(fgs.__all__)
+    assert not set(fgs.__all__) - covered, sorted(set(fgs.__all__) - covered)
+
+
+@pytest.mark.parametrize("case", case_params(CASES))
+def test_numpy_in_gives_scipys_result_and_tensors_the_same_values(case):
+    arrays = make_inputs(case, np.float64)
+    refs = as_list(case.ref(*arrays))
+    plain = as_list(case.fn(*arrays))
+    outs = as_list(case.fn(*_tensors(case, arrays)))
+    assert len(plain) == len(refs) == len(outs)
+    for p, o, r in zip(plain, outs, refs):
+        assert not isinstance(p, fg.Tensor)
+        np.testing.assert_allclose(p, r, rtol=1e-14, atol=0, err_msg=f"{case.name}: NumPy in")
+        assert np.shape(p) == np.shape(r)
+        np.testing.assert_array_equal(o.data, p, err_msg=f"{case.name}: Tensors")
+
+
+@pytest.mark.parametrize("case", case_params(CASES))
+def test_float32_stays_float32(case):
+    arrays = make_inputs(case, np.float32)
+    ref32 = as_list(case.ref(*arrays))
+    outs = as_list(case.fn(*_tensors(case, arrays)))
+    for o, r in zip(outs, ref32):
+        expected = np.float32 if case.op in KEEP_FLOAT32 else np.asarray(r).dtype
+        assert o.dtype == expected, f"{case.name}: {o.dtype}"
+        _close(o.data, r, 1e-5, 1e-5, f"{case.name} float32")
+
+
+@pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: not c.zero_grad))
+def test_grad_matches_finite_differences(case):
+    arrays, cots = _setup(case)
+    grads = _eager_grads(case, arrays, cots)
+    for i, g in zip(case.diff, grads):
+        num = _numeric_grad(lambda xs: _ref_phi(case, xs, cots), arrays, i)
+        _close(g, num, 1e-6 * case.tol, 1e-7 * case.tol, f"{case.name} d/darg{i}")
+
+
+def test_piecewise_constant_gammasgn_has_zero_gradient():
+    x = fg.tensor(np.array([-1.5, 0.5, 2.5]), requires_grad=True)
+    fg.sum(fgs.gammasgn(x) * x).backward()
+    np.testing.assert_array_equal(x.grad.data, fgs.gammasgn(x.data))
+
+
+@pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: c.torch is not None))
+def test_grad_matches_torch(case):
+    torch = pytest.importorskip("torch")
+    arrays, cots = _setup(case)
+    grads = _eager_grads(case, arrays, cots)
+    tin = [torch.tensor(a, requires_grad=i in case.diff) for i, a in enumerate(arrays)]
+    total = sum((o * torch.from_numpy(c)).sum() for o, c in zip(as_list(case.torch(*tin)), cots)
+                if o.dtype.is_floating_point)
+    total.backward()
+    for i, g in zip(case.diff, grads):
+        _close(g, tin[i].grad.numpy(), 1e-8 * case.tol, 1e-9 * case.tol,
+               f"{case.name} d/darg{i} vs torch")
+
+
+@pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: c.autograd is not None))
+def test_grad_matches_autograd(case):
+    autograd = pytest.importorskip("autograd")
+    arrays, cots = _setup(case)
+    grads = _eager_grads(case, arrays, cots)
+
+    def phi(*xs):
+        outs = as_list(case.autograd(*xs))
+        return sum(autograd.numpy.sum(o * c) for o, c in zip(outs, cots))
+
+    for i, g in zip(case.diff, grads):
+        _close(g, autograd.grad(phi, i)(*arrays), 1e-8 * case.tol, 1e-9 * case.tol,
+               f"{case.name} d/darg{i} vs autograd")
+
+
+@pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: c.order2
+                                             and not c.zero_grad))
+def test_second_order_matches_finite_differences(case):
+    arrays, cots = _setup(case)
+    ws = [rng_for(case, 7).standard_normal(arrays[i].shape) for i in case.diff]
+    total, leaves = _grad_dot(case, arrays, cots, ws, create_graph=True)
+    hs = fg.autograd.grad(total, leaves, allow_unused=True)
+    for i, h in zip(case.diff, hs):
+        h = np.zeros(arrays[i].shape) if h is None else h.data
+        num = _numeric_grad(lambda xs: float(_grad_dot(case, xs, cots, ws)[0].data), arrays, i)
+        _close(h, num, 1e-5 * case.tol, 1e-6 * case.tol, f"{case.name} second order arg{i}")
+
+
+@pytest.mark.parametrize("case", case_params(CASES))
+def test_static_equals_eager(case):
+    arrays, cots = _setup(case)
+    eager_out = [o.data for o in as_list(case.fn(*[fg.tensor(a) for a in arrays]))]
+    eager_grads = _eager_grads(case, arrays, cots)
+    g = fg.Graph()
+    with g.as_default():
+        phs = [fg.placeholder(a.dtype, a.shape) for a in arrays]
+        outs = as_list(case.fn(*phs))
+        for o, e in zip(outs, eager_out):
+            assert tuple(o.shape) == np.shape(e), (case.name, o.shape, np.shape(e))
+        grads = fg.gradients(_loss_fn(case, cots)(*phs), [phs[i] for i in case.diff])
+        with fg.Session() as sess:
+            feed = dict(zip(phs, arrays))
+            vals = sess.run(outs, feed)
+            gvals = sess.run([x for x in grads if x is not None], feed)
+    for v, e in zip(vals, eager_out):
+        np.testing.assert_allclose(v, e, rtol=1e-12, atol=1e-14)
+    it = iter(gvals)
+    for x, e in zip(grads, eager_grads):
+        if x is None:
+            assert case.zero_grad or not np.any(e)
+            continue
+        np.testing.assert_allclose(next(it), e, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: not c.zero_grad))
+def test_function_equals_eager(case):
+    arrays, cots = _setup(case)
+    loss = _loss_fn(case, cots)
+    eager = fg.value_and_grad(loss, tuple(case.diff))(*arrays)
+    traced = fg.function(fg.value_and_grad(loss, tuple(case.diff)))
+    for _ in range(2):   # the trace, then the cached plan
+        val, grads = traced(*arrays)
+        np.testing.assert_allclose(val, eager[0], rtol=1e-12, atol=1e-14)
+        for g, e in zip(grads, eager[1]):
+            np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+
+
+# ---- arguments without a gradient ------------------------------------------------------------
+@pytest.mark.parametrize("fn, args, culprit", [
+    (fgs.gammainc, (1.5, 2.0), "gammainc: no gradient with respect to a"),
+    (fgs.gammaincc, (1.5, 2.0), "gammaincc: no gradient with respect to a"),
+    (lambda a, x: fgs.betainc(a, 2.0, x), (1.5, 0.3), "betainc: no gradient with respect to a"),
+    (lambda b, x: fgs.betainc(2.0, b, x), (1.5, 0.3), "betainc: no gradient with respect to b"),
+    (fgs.iv, (1.5, 2.0), "iv: no gradient with respect to v"),
+    (fgs.ive, (1.5, 2.0), "ive: no gradient with respect to v"),
+])
+def test_gradients_scipy_cannot_give_raise(fn, args, culprit):
+    a = fg.tensor(args[0], requires_grad=True)
+    x = fg.tensor(args[1], requires_grad=True)
+    with pytest.raises(NotImplementedError, match=culprit):
+        fn(a, x).backward()
+    # held constant, the other argument's gradient is there
+    x = fg.tensor(args[1], requires_grad=True)
+    fn(args[0], x).backward()
+    assert np.isfinite(x.grad.data) and x.grad.data != 0
+    g = fg.Graph()
+    with g.as_default():
+        pa, px = fg.placeholder(np.float64, ()), fg.placeholder(np.float64, ())
+        with pytest.raises(NotImplementedError, match=culprit):
+            fg.gradients(fn(pa, px), [pa])
+
+
+def test_integer_orders_carry_no_gradient():
+    n = fg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    x = fg.tensor(np.array([0.7, 1.3]), requires_grad=True)
+    fg.sum(fgs.jn(n, x) + fgs.yn(n, x)).backward()
+    assert n.grad is None or not np.any(n.grad.data)
+    assert np.all(x.grad.data != 0)
+
+
+def test_multigammaln_checks_its_domain():
+    with pytest.raises(ValueError, match="multigammaln"):
+        fgs.multigammaln(fg.tensor(np.array([0.4, 3.0])), 2)
+    with pytest.raises(ValueError, match="multigammaln"):
+        fgs.multigammaln(3.0, 0)
+
+
+def test_logsumexp_of_a_negative_sum_is_nan_without_return_sign():
+    import scipy.special as sps
+    a, b = np.array([1.0, 2.0]), np.array([1.0, -2.0])
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(fgs.logsumexp(fg.tensor(a), b=b).data)
+        assert np.isnan(sps.logsumexp(a, b=b))
+    v, s = fgs.logsumexp(fg.tensor(a), b=b, return_sign=True)
+    np.testing.assert_allclose([v.data, s.data], sps.logsumexp(a, b=b, return_sign=True))
+
+
+def test_other_names_are_scipys():
+    import scipy.special as sps
+    assert fgs.i0e is sps.i0e and fgs.zeta is sps.zeta
