@@ -38,6 +38,8 @@ cdef class OpDef:
     cdef readonly bint same_positives
     cdef readonly bint one_hot
     cdef readonly object computed_with
+    cdef readonly object epilogue
+    cdef readonly object activation
     # the public face: function, namespaces, method and operator forms, NumPy routing
     cdef public object api
 

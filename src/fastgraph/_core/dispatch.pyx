@@ -114,7 +114,12 @@ cdef class OpDef:
         ``same_positives`` (the result is positive exactly where the input is: ``relu``);
         ``one_hot`` (zeros shaped like input 1, input 0's value once per row);
         ``computed_with`` (``(op, fn)``: a step of this op whose first input is a constant and
-        a step of ``op`` on its other inputs are computed together by ``fn``).
+        a step of ``op`` on its other inputs are computed together by ``fn``);
+        ``epilogue`` (an op computing this op's result plus a per-channel bias and then an
+        activation, in one pass: it takes this op's inputs and the bias (``(C,)``, channels on
+        axis 1), this op's attributes and ``activation``, the ``activation`` field of an op or
+        None: ``conv`` and ``conv_bias``); ``activation`` (the name under which epilogues
+        apply this elementwise op of one input: ``"relu"``).
 
     Its public face (function, namespaces, method and operator forms, NumPy routing) is ``api``.
     """
@@ -126,7 +131,8 @@ cdef class OpDef:
                  right_identity=None, left_identity=None, bint noop_same_shape=False,
                  bint involution=False, permutation=None, bint distinct=False,
                  bint stateful=False,
-                 bint same_positives=False, bint one_hot=False, computed_with=None):
+                 bint same_positives=False, bint one_hot=False, computed_with=None,
+                 epilogue=None, activation=None):
         if reduction not in (None, "sum", "mean", "max", "min"):
             raise ValueError(f"{name}: unknown reduction {reduction!r}")
         if compares not in (None, "lt", "le", "gt", "ge", "eq", "ne"):
@@ -148,6 +154,9 @@ cdef class OpDef:
         self.distinct, self.same_positives, self.one_hot = distinct, same_positives, one_hot
         self.stateful = stateful
         self.computed_with = computed_with
+        if epilogue is not None and type(epilogue) is not OpDef:
+            raise TypeError(f"{name}: epilogue must be an OpDef, not {type(epilogue).__name__}")
+        self.epilogue, self.activation = epilogue, activation
 
     def __repr__(self):
         return f"OpDef({self.name!r})"

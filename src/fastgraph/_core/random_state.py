@@ -1,4 +1,10 @@
-"""The generators behind graph random ops (``random_normal`` and friends, TensorFlow 1's).
+"""The generators behind random values.
+
+The eager generator (:func:`generator`, :func:`seed`): one seedable generator behind ``fg.rand``,
+``fg.randn`` and the masks of ``fastgraph.nn_ops.dropout``; ``fg.random.seed(n)`` makes them
+repeat.
+
+Graph random ops (``random_normal`` and friends, TensorFlow 1's) draw from streams instead.
 
 A random op in a graph owns a :class:`Stream`: its seeds, fixed when the op is built (from the
 graph-level and op-level seeds, as TensorFlow 1 derives them).  Every run of a plan draws anew,
@@ -18,9 +24,26 @@ import threading
 
 import numpy as np
 
-__all__ = ["Stream", "Store", "running_over", "in_run"]
+__all__ = ["Stream", "Store", "running_over", "in_run", "generator", "seed"]
 
 _local = threading.local()
+_rng = np.random.default_rng()
+
+
+def generator() -> np.random.Generator:
+    """The eager generator (a new one after each :func:`seed`).
+
+        >>> seed(0); a = generator().random()
+        >>> seed(0); a == generator().random()
+        True
+    """
+    return _rng
+
+
+def seed(value) -> None:
+    """Seed the eager generator (reproducible results)."""
+    global _rng
+    _rng = np.random.default_rng(value)
 
 
 class Store(list):

@@ -55,7 +55,11 @@ TOP_TF = TOP + (TF,)
 #: ``fastgraph.nn`` and ``fastgraph.losses``: TensorFlow 1's ``tf.nn`` and ``tf.losses``
 NN = "nn"
 LOSSES = "losses"
-NAMESPACES = ("fastgraph", "numpy", "linalg", "scipy.special", "scipy.linalg", TF, NN, LOSSES)
+#: ``nn_ops``: the deep-learning functions with PyTorch's names and semantics (NCHW), the
+#: functional namespace of the PyTorch front-end
+NN_OPS = "nn_ops"
+NAMESPACES = ("fastgraph", "numpy", "linalg", "scipy.special", "scipy.linalg", TF, NN, LOSSES,
+              NN_OPS)
 
 _UNARY_DUNDERS = frozenset({"__neg__", "__abs__", "__invert__", "__pos__"})
 _REFLECTED = frozenset({"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__",
@@ -69,7 +73,8 @@ class Api:
     * ``exports``: the namespaces that export it, each ``"fastgraph"``, ``"numpy"``,
       ``"linalg"``, ``"scipy.special"``, ``"scipy.linalg"``, ``"compat.v1"`` (TensorFlow 1's
       names, with TensorFlow's meanings), ``"nn"`` or ``"losses"`` (TensorFlow 1's ``tf.nn`` and
-      ``tf.losses``), under its name or as a pair ``(namespace, alias)``;
+      ``tf.losses``), ``"nn_ops"`` (PyTorch's ``torch.nn.functional``), under its name or as a
+      pair ``(namespace, alias)``;
     * ``methods``: its method forms on ``Tensor`` and ``Node``: names bound to ``function`` (the
       value is ``self``; ``True``: its own name), or a dict of name to a function of ``self``
       (or a ``property``);

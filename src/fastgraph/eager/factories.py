@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import random_state
 from .._core.shapes import as_int, check_dims
 from .tensor import Tensor, tensor
 
 __all__ = ["zeros", "ones", "full", "arange", "eye", "zeros_like", "ones_like", "rand", "randn",
            "seed"]
 
-_rng = np.random.default_rng()
-
-
 def seed(value: int) -> None:
-    """Seed the generator behind ``fg.rand``/``fg.randn`` (reproducible results)."""
-    global _rng
-    _rng = np.random.default_rng(value)
+    """Seed the generator behind ``fg.rand``/``fg.randn`` and dropout's masks (reproducible
+    results)."""
+    random_state.seed(value)
 
 
 def _shape(shape, op: str) -> tuple:
@@ -81,12 +79,11 @@ def _dtype(x):
 
 def rand(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
     """Uniform [0, 1) samples from the seedable generator (``fg.random.seed``)."""
-    return _make(_rng.random(_shape(shape, "rand")).astype(dtype or np.float64, copy=False),
-                 requires_grad)
+    return _make(random_state.generator().random(_shape(shape, "rand"))
+                 .astype(dtype or np.float64, copy=False), requires_grad)
 
 
 def randn(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples from the seedable generator (``fg.random.seed``)."""
-    return _make(_rng.standard_normal(_shape(shape, "randn")).astype(dtype or np.float64,
-                                                                      copy=False),
-                 requires_grad)
+    return _make(random_state.generator().standard_normal(_shape(shape, "randn"))
+                 .astype(dtype or np.float64, copy=False), requires_grad)

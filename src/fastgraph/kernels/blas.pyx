@@ -188,3 +188,22 @@ def sub_inplace(cnp.ndarray v, cnp.ndarray s) -> bool:
         with nogil:
             _daxpy(n, -1.0, <const double *>ps, 1, <double *>pv, 1)
     return True
+
+
+# ---- for other kernels (blas.pxd): the configured gemm, row-major ------------------------------
+cdef bint gemm_available() noexcept nogil:
+    return _sgemm != NULL and _dgemm != NULL
+
+
+cdef void sgemm_rm(bint ta, bint tb, int64_t m, int64_t n, int64_t k, float alpha,
+                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                   float *c, int64_t ldc) noexcept nogil:
+    _sgemm(ROW_MAJOR, TRANS if ta else NO_TRANS, TRANS if tb else NO_TRANS, m, n, k, alpha,
+           a, lda, b, ldb, beta, c, ldc)
+
+
+cdef void dgemm_rm(bint ta, bint tb, int64_t m, int64_t n, int64_t k, double alpha,
+                   const double *a, int64_t lda, const double *b, int64_t ldb, double beta,
+                   double *c, int64_t ldc) noexcept nogil:
+    _dgemm(ROW_MAJOR, TRANS if ta else NO_TRANS, TRANS if tb else NO_TRANS, m, n, k, alpha,
+           a, lda, b, ldb, beta, c, ldc)

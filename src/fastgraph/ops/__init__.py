@@ -10,6 +10,7 @@ from . import elementwise, reductions, shape, linalg, nn  # noqa: F401  (the dec
 from . import linalg_decomp, scipy_linalg, special  # noqa: F401
 from . import ufuncs, arrays, products, statistics  # noqa: F401
 from . import random, tf1  # noqa: F401  (TensorFlow 1's ops)
+from . import convolution, pooling, nn_functional, losses  # noqa: F401
 
 globals().update({api.name: api.function for api in API.values()})
 globals().update(namespace("fastgraph"))

@@ -230,7 +230,8 @@ sigmoid = defop("sigmoid", _sp.expit, lambda g, ans, x: F.sigmoid_grad(ans, g),
 # a product with the mask: ~6x cheaper than np.where with a scalar.  The tape runs the forward
 # as a compiled kernel (np.maximum's own loop against zeros, ~3x faster than against the scalar)
 relu = defop("relu", _relu, lambda g, ans, x: g * F.greater(x, 0), elementwise=True,
-             opcode="relu", cheap=True, same_positives=True, kernel="relu",
+             opcode="relu", cheap=True, same_positives=True,
+             activation="relu", kernel="relu",
              eager_vjps=(Kernel(_RELU_GRAD, X0, G),), exports=TOP + (NN,), methods=True)
 softplus = defop("softplus", _softplus, lambda g, ans, x: g * F.sigmoid(x), elementwise=True,
                  opcode="softplus", fuse_alone=True, exports=TOP + (NN,), methods=True)

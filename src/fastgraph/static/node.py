@@ -315,6 +315,10 @@ def _infer_dtype(op: OpDef, inputs, attrs, akey):
     if dt is not None:
         return dt
     dt = None
+    if op.stateful:     # running it would draw from the generator: it keeps its input's dtype
+        dt = inputs[0].dtype if inputs else np.dtype(np.float64)
+        _DTYPE_CACHE[key] = dt
+        return dt
     # (the dummies are not the user's values: no NumPy warning about them reaches the user)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -4,7 +4,8 @@ Some operations read an input only for its shape and dtype (``broadcast_like(g, 
 shape, ``size_ratio(a, b)`` the sizes of both).  When such an input's shape is known for the plan,
 it counts as a constant too: the fold evaluates the operation on a zero-stride stand-in of that
 shape and dtype.  This turns the seeds of mean/sum gradients (``broadcast_like(-1, pick) *
-size_ratio(mean, pick)``) into one constant instead of three run-time steps.
+size_ratio(mean, pick)``) into one constant instead of three run-time steps.  A stateful op
+(a random draw: dropout's mask) is never folded: each run draws anew.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """``fuse``: groups of elementwise steps become one fused kernel (:mod:`fastgraph.fused`).
 
-Three steps, a module each:
+First, a per-channel bias and an activation after an op that applies them itself (``conv``'s
+``epilogue``) join that op (:mod:`..epilogue`).  Then three steps, a module each:
 
 * :mod:`.regions`: which steps can share a kernel -- convex regions of elementwise members of one
   shape and dtype, with trailing reductions as reduced outputs, grown in linear time;
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from ... import blas_threads
 from ...plan import live_order
+from ..epilogue import fuse_epilogues
 from . import cost, emit, regions
 
 __all__ = ["fuse"]
@@ -22,6 +24,7 @@ __all__ = ["fuse"]
 
 def fuse(ir, ctx) -> None:
     """The pass: the worthwhile regions of plan ``ir`` become fused kernels."""
+    fuse_epilogues(ir, ctx)     # first: a bias and an activation taken into the op before them
     order = live_order(ir)      # dead steps (left by simplify) must not join regions
     grown = regions.grow(order, ir.outputs)
     live = [r for r in grown.live() if cost.worth(r)]
