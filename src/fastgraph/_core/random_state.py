@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["Stream", "Store", "running_over", "in_run", "generator", "seed"]
+__all__ = ["Stream", "Store", "running_over", "in_run", "generator", "seed", "scratch"]
 
 _local = threading.local()
 _rng = np.random.default_rng()
@@ -37,7 +37,20 @@ def generator() -> np.random.Generator:
         >>> seed(0); a == generator().random()
         True
     """
-    return _rng
+    g = getattr(_local, "scratch", None)
+    return _rng if g is None else g
+
+
+@contextlib.contextmanager
+def scratch():
+    """Inside the block, :func:`generator` on this thread is a throwaway one: a stateful op
+    run on stand-in values (to learn its result's dtype) leaves the user's sequence alone."""
+    prev = getattr(_local, "scratch", None)
+    _local.scratch = np.random.default_rng(0)
+    try:
+        yield
+    finally:
+        _local.scratch = prev
 
 
 def seed(value) -> None:

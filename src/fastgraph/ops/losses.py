@@ -22,7 +22,10 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 
 def _nn(f, name=None, alias=None):
-    return defun(f, name=name, exports=((("nn_ops", alias),) if alias else ("nn_ops",)))
+    public = alias or f.__name__
+    # (registered as ``nn_ops.<name>``: PyTorch's names may be other namespaces' too --
+    # ``dropout``, ``one_hot`` and ``pad`` mean other things in ``fg.nn`` and ``fastgraph``)
+    return defun(f, name=name or f"nn_ops.{public}", exports=(("nn_ops", public),))
 
 
 def _shape_of(v) -> tuple:

@@ -24,7 +24,10 @@ from .. import ops as F
 
 def _nn(f, name=None, alias=None):
     """Export ``f`` to ``fastgraph.nn_ops`` (under ``alias`` when its registry name differs)."""
-    return defun(f, name=name, exports=((("nn_ops", alias),) if alias else ("nn_ops",)))
+    public = alias or f.__name__
+    # (registered as ``nn_ops.<name>``: PyTorch's names may be other namespaces' too --
+    # ``dropout``, ``one_hot`` and ``pad`` mean other things in ``fg.nn`` and ``fastgraph``)
+    return defun(f, name=name or f"nn_ops.{public}", exports=(("nn_ops", public),))
 
 
 def _shape_of(v) -> tuple:
@@ -733,7 +736,7 @@ def _one_hot(labels, num_classes):
     return apply(_one_hot.op, (labels,), {"num_classes": num_classes})
 
 
-_one_hot = defop("one_hot", _one_hot_forward, None, function=_one_hot, differentiable=False,
+_one_hot = defop("one_hot_classes", _one_hot_forward, None, function=_one_hot, differentiable=False,
                  shape=lambda shapes, num_classes: tuple(shapes[0]) + (num_classes,))
 
 

@@ -9,12 +9,13 @@ node.
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
 
 from .. import ops as F
-from .._core import OpDef, holds_graph_value, is_tensor, register_kind
+from .._core import OpDef, holds_graph_value, is_tensor, random_state, register_kind
 from .._core.errors import MixedKindsError
 from .._core.naming import register_namer
 from ..ops.methods import OpMethods
@@ -315,12 +316,10 @@ def _infer_dtype(op: OpDef, inputs, attrs, akey):
     if dt is not None:
         return dt
     dt = None
-    if op.stateful:     # running it would draw from the generator: it keeps its input's dtype
-        dt = inputs[0].dtype if inputs else np.dtype(np.float64)
-        _DTYPE_CACHE[key] = dt
-        return dt
-    # (the dummies are not the user's values: no NumPy warning about them reaches the user)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
+    # (the dummies are not the user's values: no NumPy warning about them reaches the user;
+    # a stateful op draws from a throwaway generator, not the user's)
+    with np.errstate(all="ignore"), warnings.catch_warnings(), \
+            (random_state.scratch() if op.stateful else contextlib.nullcontext()):
         warnings.simplefilter("ignore")
         for mode in ((None,) if elementwise else (1, 2)):
             try:
