@@ -297,6 +297,16 @@ def _setup_mlp(monkeypatch, mods):
     return Counter((a, b, t) for (a, b), t in m.TARGETS.items())
 
 
+def _setup_cnn(monkeypatch, mods):
+    m = mods["cnn"]
+    monkeypatch.setitem(sys.modules, "torch", _fake_module("torch", set_num_threads=lambda n: None))
+    monkeypatch.setattr(m, "torch_step_fn", lambda X, y, p, compiled=False:
+                        m.fastgraph_eager_step_fn(X, y, p))
+    monkeypatch.setattr(m, "jax_step_fn", m.fastgraph_eager_step_fn)
+    _patch_bench(monkeypatch, m, {"torch": sys.modules["torch"], "jax": object()})
+    return Counter((a, b, t) for (a, b), t in m.TARGETS.items())
+
+
 def _setup_call_overhead(monkeypatch, mods):
     m = mods["call_overhead"]
     for maker in ("_jax", "_tf1"):
@@ -367,6 +377,7 @@ _TARGET_SETUPS = {
     "tape_scalar": _setup_tape,
     "tape_vector": _setup_tape,
     "mlp": _setup_mlp,
+    "cnn": _setup_cnn,
     "call_overhead": _setup_call_overhead,
     "toposort": _setup_toposort,
     "compile": _setup_compile,

@@ -1,0 +1,281 @@
+"""One LeNet training step: fastgraph eager and ``@fg.function`` vs PyTorch eager, torch.compile and JAX jit.
+
+What it measures: milliseconds per full training step of a float32 LeNet-style network on a
+batch of 64 images 1x28x28 -- conv 5x5 1->8 (padding 2), ReLU, max pool 2, conv 5x5 8->16, ReLU,
+max pool 2, linear 400->120, ReLU, linear 120->10, mean softmax cross-entropy with integer
+labels, plain SGD (lr 0.01) -- forward, backward and the parameter update, from the same seeded
+weights and data for every candidate:
+
+* ``torch``: PyTorch eager (oneDNN convolutions) with ``torch.optim.SGD``;
+* ``torch_compile``: the same step under ``torch.compile`` (skipped with a note where it does not
+  compile here);
+* ``jax_jit``: ``jax.jit`` of a step returning the loss and the new parameters;
+* ``fastgraph``: eager tensors through ``fastgraph.nn_ops`` (PyTorch's functional names and
+  NCHW layout), ``backward()``, ``fg.optim.SGD``;
+* ``fastgraph_function``: the whole step as one ``@fg.function`` returning the loss and the new
+  parameters, the old ones donated (JAX's idiom), so the updates are written in place; its
+  plan runs bias + ReLU inside the convolution (the ``fuse`` pass's epilogues).
+
+Targets: eager <= 1.0x PyTorch eager; ``@fg.function`` <= 0.8x PyTorch eager and <= 1.0x JAX jit.
+
+Method: ``fastgraph.bench.timing.compare``: rounds of 10 training steps per candidate, in a
+shuffled order each round, after one warm-up round (JIT compilation), each block after a short
+settle pause.  The first step's losses are checked to agree across candidates (same weights,
+same data: the same work).
+
+Run: ``python -m fastgraph bench --only cnn``, or on its own
+``python -m fastgraph.bench.cnn [--threads N] [--quick] [--json out.json]``.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+from fastgraph.bench.timing import (
+    SETTLE_S, compare, peers, print_results, script_main, target_note)
+
+BATCH = 64
+LR = 0.01
+STEPS = 10
+ROUNDS = 15
+TARGETS = {("fastgraph", "torch"): 1.0, ("fastgraph_function", "torch"): 0.8,
+           ("fastgraph_function", "jax_jit"): 1.0}
+#: parameter shapes in PyTorch's layout: conv weights (out, in, kh, kw), linear (out, in)
+SHAPES = [(8, 1, 5, 5), (8,), (16, 8, 5, 5), (16,), (120, 400), (120,), (10, 120), (10,)]
+
+
+def make_data(seed: int = 0):
+    """Images, labels and PyTorch's default initialisation (uniform +-1/sqrt(fan_in)),
+    seeded."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((BATCH, 1, 28, 28)).astype(np.float32)
+    y = rng.integers(0, 10, BATCH).astype(np.int64)
+    params = []
+    for i in range(0, len(SHAPES), 2):
+        w = SHAPES[i]
+        bound = 1.0 / np.sqrt(np.prod(w[1:]))
+        params.append(rng.uniform(-bound, bound, w).astype(np.float32))
+        params.append(rng.uniform(-bound, bound, SHAPES[i + 1]).astype(np.float32))
+    return X, y, params
+
+
+# ---- PyTorch --------------------------------------------------------------------------------------
+def _torch_net(F, p, x):
+    h = F.max_pool2d(F.relu(F.conv2d(x, p[0], p[1], padding=2)), 2)
+    h = F.max_pool2d(F.relu(F.conv2d(h, p[2], p[3])), 2)
+    h = F.relu(F.linear(h.reshape(h.shape[0], -1), p[4], p[5]))
+    return F.linear(h, p[6], p[7])
+
+
+def torch_step_fn(X, y, params0, compiled: bool = False):
+    import torch
+    import torch.nn.functional as F
+
+    params = [torch.tensor(p.copy(), requires_grad=True) for p in params0]
+    Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
+    opt = torch.optim.SGD(params, lr=LR)
+
+    def loss_fn(x, labels):
+        return F.cross_entropy(_torch_net(F, params, x), labels)
+
+    if compiled:
+        loss_fn = torch.compile(loss_fn)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = loss_fn(Xt, yt)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return step
+
+
+# ---- JAX ------------------------------------------------------------------------------------------
+def jax_step_fn(X, y, params0):
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    def conv(x, w, b, pad):
+        out = lax.conv_general_dilated(x, w, (1, 1), [(pad, pad), (pad, pad)],
+                                       dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        return out + b[None, :, None, None]
+
+    def pool(x):
+        return lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+
+    def loss_fn(p, x, labels):
+        h = pool(jax.nn.relu(conv(x, p[0], p[1], 2)))
+        h = pool(jax.nn.relu(conv(h, p[2], p[3], 0)))
+        h = jax.nn.relu(h.reshape(h.shape[0], -1) @ p[4].T + p[5])
+        logits = h @ p[6].T + p[7]
+        logp = jax.nn.log_softmax(logits)
+        return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=1))
+
+    @jax.jit
+    def train_step(p, x, labels):
+        loss, grads = jax.value_and_grad(loss_fn)(p, x, labels)
+        return loss, [w - LR * g for w, g in zip(p, grads)]
+
+    params = [jnp.asarray(p) for p in params0]
+    xj, yj = jnp.asarray(X), jnp.asarray(y)
+    state = {"p": params}
+
+    def step() -> float:
+        loss, state["p"] = train_step(state["p"], xj, yj)
+        return float(loss)
+
+    return step
+
+
+# ---- fastgraph ------------------------------------------------------------------------------------
+def _fg_net(N, fg, p, x):
+    h = N.max_pool2d(fg.relu(N.conv2d(x, p[0], p[1], padding=2)), 2)
+    h = N.max_pool2d(fg.relu(N.conv2d(h, p[2], p[3])), 2)
+    h = fg.relu(N.linear(fg.reshape(h, (h.shape[0], -1)), p[4], p[5]))
+    return N.linear(h, p[6], p[7])
+
+
+def fastgraph_eager_step_fn(X, y, params0):
+    import fastgraph as fg
+    import fastgraph.nn_ops as N
+
+    params = [fg.tensor(p.copy(), requires_grad=True) for p in params0]
+    opt = fg.optim.SGD(params, lr=LR)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = N.cross_entropy(_fg_net(N, fg, params, X), y)
+        loss.backward()
+        opt.step()
+        return float(loss.item())
+
+    return step
+
+
+def fastgraph_function_step_fn(X, y, params0):
+    import fastgraph as fg
+    import fastgraph.nn_ops as N
+
+    def loss_fn(*args):
+        p, x, labels = args[:8], args[8], args[9]
+        return N.cross_entropy(_fg_net(N, fg, p, x), labels)
+
+    def train_step(*args):
+        loss, grads = fg.value_and_grad(loss_fn, argnums=tuple(range(8)))(*args)
+        return loss, [w - LR * g for w, g in zip(args[:8], grads)]
+
+    step_fn = fg.function(train_step, donate_argnums=tuple(range(8)))
+    params = [p.copy() for p in params0]
+
+    def step() -> float:
+        loss, params[:] = step_fn(*params, X, y)
+        return float(loss)
+
+    return step
+
+
+def _steps(step: Callable[[], float], n: int) -> Callable[[], None]:
+    def many():
+        for _ in range(n):
+            step()
+    return many
+
+
+def candidates(X, y, params0) -> tuple[dict[str, Callable[[], float]], dict[str, str]]:
+    """Step functions of every candidate available here, and why others are skipped."""
+    steps: dict[str, Callable[[], float]] = {}
+    skipped: dict[str, str] = {}
+    steps["fastgraph"] = fastgraph_eager_step_fn(X, y, params0)
+    steps["fastgraph_function"] = fastgraph_function_step_fn(X, y, params0)
+    available, _ = peers("torch", "jax")
+    if "torch" in available:
+        steps["torch"] = torch_step_fn(X, y, params0)
+        steps["torch_compile"] = torch_step_fn(X, y, params0, compiled=True)
+    else:
+        skipped["torch"] = skipped["torch_compile"] = "not installed"
+    if "jax" in available:
+        steps["jax_jit"] = jax_step_fn(X, y, params0)
+    else:
+        skipped["jax_jit"] = "not installed"
+    return steps, skipped
+
+
+def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -> dict[str, Any]:
+    """``quick``: 2 steps per round and 3 rounds instead of 10 and 15."""
+    import fastgraph as fg
+
+    X, y, params0 = make_data()
+    nthreads = threads or fg.get_num_threads()
+    steps, skipped = candidates(X, y, params0)
+    if "torch" in steps:
+        import torch
+        torch.set_num_threads(nthreads)
+    # The first step's loss must agree (same weights, same data), else we time different work.
+    first = {}
+    for k, s in list(steps.items()):
+        try:
+            first[k] = s()
+        except Exception as exc:
+            if k == "fastgraph":
+                raise
+            skipped[k] = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+            del steps[k]
+    ref = first["fastgraph"]
+    for k, v in first.items():
+        if not np.isclose(v, ref, rtol=1e-4):
+            raise AssertionError(f"bench_cnn: {k} first loss {v} != fastgraph's {ref}")
+    n = 2 if quick else STEPS
+    res = compare(f"LeNet step batch {BATCH} 1x28x28 float32",
+                  {k: _steps(s, n) for k, s in steps.items()}, rounds=3 if quick else ROUNDS,
+                  warmup=1, number=1, settle=SETTLE_S,
+                  meta={"steps_per_round": n, "threads": nthreads, "settle_s": SETTLE_S,
+                        "first_loss": ref})
+    for st in res.stats.values():  # report per training step
+        st.times = [t / n for t in st.times]
+    ms = {k: 1e3 * res.stats[k].median for k in steps}
+    ratios = {f"{a}/{b}": ms[a] / ms[b] for (a, b) in TARGETS if a in ms and b in ms}
+    if verbose:
+        print_results([res], [k for k in skipped if k in ("torch", "jax_jit")])
+        print(f"first-step loss (every candidate): {ref:.5f}")
+        for k, why in skipped.items():
+            print(f"skipped {k}: {why}")
+        for (a, b), target in TARGETS.items():
+            if a in ms and b in ms:
+                r = ms[a] / ms[b]
+                print(f"{a}/{b} = {r:.3f} ({target_note(r, target, quick)}; "
+                      f"median of per-round ratios {res.paired_ratio(a, b):.3f})")
+    headline = []
+    for a in ("fastgraph", "fastgraph_function"):
+        for b in ("torch", "torch_compile", "jax_jit"):
+            if a in ms and b in ms:
+                fa, fb = res.stats[a].min, res.stats[b].min
+                headline.append({"case": "LeNet training step", "fastgraph": a, "peer": b,
+                                 "fastgraph_s": ms[a] / 1e3, "peer_s": ms[b] / 1e3,
+                                 "ratio": ms[a] / ms[b], "fastgraph_min_s": fa,
+                                 "peer_min_s": fb, "ratio_min": fa / fb,
+                                 "ratio_paired": res.paired_ratio(a, b),
+                                 "target": TARGETS.get((a, b))})
+    return {
+        "benchmark": "cnn",
+        "headline": headline,
+        "quick": quick,
+        "results": [res.to_dict()],
+        "missing": [k for k in skipped if k in ("torch", "jax_jit")],
+        "skipped": skipped,
+        "ms_per_step": ms,
+        "first_loss": first,
+        "target_ratios": ratios,
+        "targets": {f"{a}/{b}": t for (a, b), t in TARGETS.items()},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    return script_main(run, __doc__, "2 steps x 3 rounds", argv=argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
