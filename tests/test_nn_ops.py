@@ -1,4 +1,4 @@
-"""Every case of ``nn_optable`` (the deep-learning ops, PyTorch's semantics):
+"""Every case of ``nn_table`` (the deep-learning ops, PyTorch's semantics):
 
 * against PyTorch in float64 and float32: the forward value and the gradient of
   ``sum(out * cotangent)`` for each differentiable argument, and second order (the gradient of
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import fastgraph as fg
-from nn_optable import NN_CASES, nn_case_params
+from nn_table import NN_CASES, nn_case_params
 from optable import as_list, make_inputs, rng_for
 
 DTYPES = [np.float64, np.float32]

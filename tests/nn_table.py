@@ -15,7 +15,7 @@ from optable import OpCase
 
 import fastgraph.nn_ops as N
 
-__all__ = ["NN_CASES", "NN_CASES_BY_NAME", "nn_case_params"]
+__all__ = ["CASES", "NN_CASES", "NN_CASES_BY_NAME", "nn_case_params"]
 
 NN_CASES: list[OpCase] = []
 
@@ -266,3 +266,4 @@ assert len(NN_CASES_BY_NAME) == len(NN_CASES), "case names must be unique"
 def nn_case_params(predicate=None) -> list:
     import pytest
     return [pytest.param(c, id=c.name) for c in NN_CASES if predicate is None or predicate(c)]
+CASES = NN_CASES     # (the name the op-table checks read)
