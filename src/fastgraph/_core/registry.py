@@ -58,8 +58,10 @@ LOSSES = "losses"
 #: ``nn_ops``: the deep-learning functions with PyTorch's names and semantics (NCHW), the
 #: functional namespace of the PyTorch front-end
 NN_OPS = "nn_ops"
-NAMESPACES = ("fastgraph", "numpy", "linalg", "scipy.special", "scipy.linalg", TF, NN, LOSSES,
-              NN_OPS)
+NAMESPACES = ("fastgraph", "numpy", "linalg", "scipy.special", "scipy.linalg", "scipy.signal",
+              "scipy.integrate", TF, NN, LOSSES, NN_OPS)
+#: namespaces of one module per family: ``scipy.stats.norm``, ``scipy.stats.gamma``, ...
+NAMESPACE_FAMILIES = ("scipy.stats.",)
 
 _UNARY_DUNDERS = frozenset({"__neg__", "__abs__", "__invert__", "__pos__"})
 _REFLECTED = frozenset({"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__",
@@ -93,7 +95,8 @@ class Api:
         exports = tuple(exports)
         for e in exports:
             ns = e[0] if isinstance(e, tuple) else e
-            if ns not in NAMESPACES:
+            if ns not in NAMESPACES and not (ns.startswith(NAMESPACE_FAMILIES) and "." not in
+                                             ns[len("scipy.stats."):]):
                 raise ValueError(f"{name}: unknown namespace {ns!r} (one of {NAMESPACES})")
         self.name, self.function, self.op = name, function, op
         self.generated = generated      # the function is apply(op, inputs, None)

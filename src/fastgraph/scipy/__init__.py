@@ -1,4 +1,4 @@
 """``fastgraph.scipy``: differentiable counterparts of SciPy functions."""
-from . import linalg, special
+from . import linalg, special, stats
 
-__all__ = ["linalg", "special"]
+__all__ = ["linalg", "special", "stats"]

@@ -1,0 +1,104 @@
+"""Models written as a NumPy/SciPy user writes them, run by ``scipy.optimize.minimize`` on
+fastgraph's gradients and on HIPS autograd's: the same script, two sets of modules.
+
+* a one-dimensional Gaussian mixture's negative log-likelihood (``logsumexp`` over components
+  of ``norm.logpdf`` plus log-weights), in the mixture's logits, means and log-scales;
+* a Bayesian linear regression's negative log posterior with ``multivariate_normal.logpdf``
+  of the weights and ``t.logpdf`` (robust) residuals.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+import fastgraph as fg
+
+autograd = pytest.importorskip("autograd")
+
+
+def _fastgraph_modules():
+    import fastgraph.numpy as fnp
+    import fastgraph.scipy.special as special
+    import fastgraph.scipy.stats as stats
+    return fnp, special, stats
+
+
+def _autograd_modules():
+    import autograd.numpy as anp
+    import autograd.scipy.special as special
+    import autograd.scipy.stats as stats
+    return anp, special, stats
+
+
+def gmm_nll(np_, special, stats, params, data, k=3):
+    logits, means, log_scales = params[:k], params[k:2 * k], params[2 * k:]
+    log_weights = logits - special.logsumexp(logits)
+    per_component = stats.norm.logpdf(data[:, None], means, np_.exp(log_scales)) + log_weights
+    # (a small penalty on the logits: they are otherwise defined up to a shift)
+    return -np_.sum(special.logsumexp(per_component, axis=1)) + 0.01 * np_.sum(logits ** 2)
+
+
+def regression_nll(np_, special, stats, w, X, y, prior_cov):
+    prior = stats.multivariate_normal.logpdf(w, np.zeros(len(w)), prior_cov)
+    return -(prior + np_.sum(stats.t.logpdf(y - np_.dot(X, w), 4.0, 0.0, 0.5)))
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    data = np.concatenate([rng.normal(-2.0, 0.5, 40), rng.normal(0.5, 1.0, 40),
+                           rng.normal(3.0, 0.3, 40)])
+    X = rng.standard_normal((30, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3 * rng.standard_t(4, 30)
+    return data, X, y, np.array([[2.0, 0.3, 0.0], [0.3, 1.0, 0.1], [0.0, 0.1, 1.5]])
+
+
+def _objectives(model, *args):
+    ours = fg.value_and_grad(lambda p: model(*_fastgraph_modules(), p, *args))
+    theirs = autograd.value_and_grad(lambda p: model(*_autograd_modules(), p, *args))
+    return ours, theirs
+
+
+def _start(model):
+    if model is gmm_nll:
+        return np.array([0.0, 0.1, -0.1, -1.5, 0.0, 2.0, 0.0, 0.0, 0.0])
+    return np.zeros(3)
+
+
+def _args(model):
+    data, X, y, prior_cov = _data()
+    return (data,) if model is gmm_nll else (X, y, prior_cov)
+
+
+@pytest.mark.parametrize("model", [gmm_nll, regression_nll], ids=["gmm", "regression"])
+def test_value_and_gradient_match_hips_autograd_at_several_points(model):
+    ours, theirs = _objectives(model, *_args(model))
+    rng = np.random.default_rng(1)
+    x0 = _start(model)
+    for _ in range(4):
+        x = x0 + 0.5 * rng.standard_normal(x0.shape)
+        v, g = ours(x)
+        av, ag = theirs(x)
+        np.testing.assert_allclose(float(v), av, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(g), ag, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("model", [gmm_nll, regression_nll], ids=["gmm", "regression"])
+def test_scipy_minimize_matches_hips_autograd(model):
+    ours, theirs = _objectives(model, *_args(model))
+
+    def wrap(f):
+        def fun(x):
+            v, g = f(x)
+            return float(v), np.asarray(g, dtype=np.float64)
+        return fun
+
+    x0 = _start(model)
+    a = minimize(wrap(ours), x0, jac=True, method="BFGS", options={"gtol": 1e-9})
+    b = minimize(wrap(theirs), x0, jac=True, method="BFGS", options={"gtol": 1e-9})
+    assert a.nit > 3 and abs(a.fun - b.fun) <= 1e-8 * max(1.0, abs(b.fun))
+    # the two runs take BFGS's steps on gradients equal to ~1e-13, and stop within the flat
+    # bottom a few 1e-8 apart (the mixture); the gradients at both end points agree to 1e-10
+    np.testing.assert_allclose(a.x, b.x, rtol=1e-6, atol=1e-6)
+    for x in (a.x, b.x):
+        np.testing.assert_allclose(np.asarray(ours(x)[1]), theirs(x)[1], rtol=1e-8, atol=1e-10)
