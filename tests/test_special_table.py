@@ -15,7 +15,9 @@ from optable import as_list, case_params, make_inputs, rng_for
 from special_table import CASES as SPECIAL_CASES, FUNCTIONS, KEEP_FLOAT32
 from stats_table import CASES as STATS_CASES, STATS_FUNCTIONS
 
-CASES = SPECIAL_CASES + STATS_CASES
+from signal_table import CASES as SIGNAL_CASES
+
+CASES = SPECIAL_CASES + STATS_CASES + SIGNAL_CASES
 from test_linalg_table import (_close, _eager_grads, _grad_dot, _loss_fn, _numeric_grad,
                                _ref_phi, _setup, _tensors)
 

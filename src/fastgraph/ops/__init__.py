@@ -7,7 +7,7 @@ values, eager ``Tensor``s or graph ``Node``s and returns the same kind.
 from .._core import (API, REGISTRY, ZERO, OpDef, apply, defop, defun, namespace,
                      register_kind, set_pack)
 from . import elementwise, reductions, shape, linalg, nn  # noqa: F401  (the declarations)
-from . import linalg_decomp, scipy_linalg, special, stats  # noqa: F401
+from . import linalg_decomp, scipy_linalg, special, stats, signal  # noqa: F401
 from . import ufuncs, arrays, products, statistics  # noqa: F401
 from . import random, tf1  # noqa: F401  (TensorFlow 1's ops)
 from . import convolution, pooling, nn_functional, losses  # noqa: F401

@@ -1,4 +1,4 @@
 """``fastgraph.scipy``: differentiable counterparts of SciPy functions."""
-from . import linalg, special, stats
+from . import linalg, signal, special, stats
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["linalg", "signal", "special", "stats"]
