@@ -222,7 +222,7 @@ def _names_in_a_table(api) -> set[str]:
     names = {api.name, *api.names_in("fastgraph"), *api.names_in("numpy")}
     for alias in api.names_in("linalg"):
         names |= {alias, f"linalg.{alias}"}
-    for ns in ("scipy.special", "scipy.linalg"):
+    for ns in ("scipy.special", "scipy.linalg", "scipy.signal"):
         for alias in api.names_in(ns):
             names |= {f"scipy.{alias}", f"{ns.split('.')[1]}.{alias}"}
     return names
