@@ -270,3 +270,23 @@ def test_linspace_endpoints_are_differentiable_eager_static_and_traced():
     samples = 0.5 + (2.0 - 0.5) * t
     np.testing.assert_allclose(g, (np.sum(2 * samples * (1 - t)), np.sum(2 * samples * t)))
     np.testing.assert_allclose(fg.function(fg.grad(f, argnums=(0, 1)))(0.5, 2.0), g)
+
+
+# ---- cross of 2-element vectors: what the installed NumPy takes -------------------------------------
+def test_cross_takes_2_vectors_exactly_where_numpy_does():
+    from fastgraph.ops.products import CROSS_TAKES_2_VECTORS
+    a, b = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), np.array([[7.0, 8.0], [9.0, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            expected = np.cross(a, b)
+        except ValueError:
+            expected = None
+    assert CROSS_TAKES_2_VECTORS == (expected is not None)
+    if expected is None:
+        with pytest.raises(ValueError, match="3 and 2 elements"):
+            fg.cross(fg.tensor(a), fg.tensor(b))
+        with pytest.raises(ValueError, match="3 and 2 elements"):
+            fg.cross(fg.placeholder(fg.float64, (2, 3)), fg.placeholder(fg.float64, (2, 2)))
+    else:
+        np.testing.assert_array_equal(fg.cross(fg.tensor(a), fg.tensor(b)).numpy(), expected)

@@ -301,9 +301,30 @@ def _last(x, k):
     return F.getitem(x, (Ellipsis, k))
 
 
+def _numpy_takes_2_vectors() -> bool:
+    """Whether the installed NumPy's ``np.cross`` still takes 2-element vectors (deprecated in
+    NumPy 2.0, refused from 2.5): fastgraph accepts exactly what the NumPy beside it accepts."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            np.cross(np.zeros(2), np.zeros(2))
+        except ValueError:
+            return False
+    return True
+
+
+CROSS_TAKES_2_VECTORS = _numpy_takes_2_vectors()
+
+
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """NumPy's ``np.cross`` of 3-vectors (and 2-vectors, whose z component is 0), the same
-    products and differences NumPy computes, differentiable in both."""
+    """NumPy's ``np.cross`` of 3-vectors (and, where the installed NumPy still takes them,
+    2-vectors, whose z component is 0), the same products and differences NumPy computes,
+    differentiable in both.
+
+    >>> fg.cross(fg.tensor([1.0, 0.0, 0.0]), fg.tensor([0.0, 1.0, 0.0])).numpy()
+    array([0., 0., 1.])
+    """
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = _as_operand(a), _as_operand(b)
@@ -315,6 +336,10 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError("cross: incompatible dimensions for cross product (dimension must be "
                          "2 or 3)")
+    if not CROSS_TAKES_2_VECTORS and (na, nb) != (3, 3):
+        raise ValueError(f"cross: both inputs must be (arrays of) 3-element vectors, but they "
+                         f"have {na} and {nb} elements (NumPy {np.__version__} no longer takes "
+                         f"2-element vectors)")
     a0, a1, b0, b1 = _last(a, 0), _last(a, 1), _last(b, 0), _last(b, 1)
     cp2 = a0 * b1 - a1 * b0
     if na == 2 and nb == 2:
