@@ -134,6 +134,10 @@ def test_each_function_on_a_tensor_does_what_its_group_says(name, group, pattern
             assert cov.classify()[name][1] in SIZES_AND_STRINGS, f"np.{name}: {e}"
             assert "Can't convert a Tensor that requires grad" in str(e)
             return
+        except TypeError as e:         # a size asked for with __index__ (NumPy 2.5): no float
+            assert cov.classify()[name][1] in SIZES_AND_STRINGS, f"np.{name}: {e}"
+            assert "only an integer Tensor of one element can be used as an index" in str(e)
+            return
         assert not isinstance(got, fg.Tensor) or not got.requires_grad
         if name not in VALUE_FREE_CONTENTS:
             np.testing.assert_equal(got.data if isinstance(got, fg.Tensor) else got, want)

@@ -290,3 +290,10 @@ def test_cross_takes_2_vectors_exactly_where_numpy_does():
             fg.cross(fg.placeholder(fg.float64, (2, 3)), fg.placeholder(fg.float64, (2, 2)))
     else:
         np.testing.assert_array_equal(fg.cross(fg.tensor(a), fg.tensor(b)).numpy(), expected)
+
+
+def test_a_tensor_is_an_index_only_when_it_holds_one_integer():
+    assert [10, 11, 12][fg.tensor(np.int64(2))] == 12
+    assert np.zeros(fg.tensor(np.int64(3))).shape == (3,)
+    with pytest.raises(TypeError, match="not a float64 Tensor of shape"):
+        [10, 11, 12][fg.tensor(2.0, requires_grad=True)]

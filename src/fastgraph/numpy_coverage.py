@@ -82,13 +82,11 @@ REFUSED = {
     "calls of a Python function over the values": _names(
         "apply_along_axis apply_over_axes piecewise fromfunction frompyfunc nested_iters"),
     "other": _names("i0 insert ix_"),
-    "NumPy 2.3's deprecated alias of trapezoid (fastgraph.numpy.trapezoid is differentiable)":
-        _names("trapz"),
 }
 
 #: NumPy functions written in NumPy whose every step on a Tensor is a fastgraph operation: they
 #: are differentiable as NumPy wrote them
-COMPOSED = _names("fix row_stack")
+COMPOSED = _names("fix row_stack trapz")    # trapz: NumPy 2.3's deprecated trapezoid
 
 #: not functions of array values
 NOT_ARRAY_FUNCTIONS = {

@@ -7,6 +7,7 @@ arithmetic); ``Tensor.data`` always hands out an ndarray.
 """
 from __future__ import annotations
 
+import operator
 import weakref
 from typing import Any, Callable
 
@@ -199,7 +200,13 @@ class Tensor(TensorBase, OpMethods):
         return int(self._data)
 
     def __index__(self) -> int:
-        return int(self._data.__index__())
+        # NumPy 2.5 asks sizes for __index__ first: a float Tensor is refused as a float is
+        try:
+            return operator.index(self._data)
+        except TypeError:
+            raise TypeError(f"only an integer Tensor of one element can be used as an index or "
+                            f"a size, not a {self._data.dtype} Tensor of shape "
+                            f"{tuple(np.shape(self._data))}") from None
 
     def __hash__(self) -> int:
         return id(self)

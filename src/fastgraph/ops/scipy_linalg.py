@@ -173,18 +173,33 @@ def _cho_factor_forward(a, lower, check_finite):
         lambda a2: _sla.cho_factor(a2, lower=lower, check_finite=check_finite)[0], [a], [2])
 
 
+def _cho_factor_keeps_other_triangle() -> bool:
+    """Whether the installed SciPy's ``cho_factor`` leaves ``a``'s own entries in the triangle
+    it does not factor (SciPy before 1.18) or zeros them (from 1.18): the gradient of that
+    triangle is ``a``'s copy or nothing, and it must be the one SciPy's value has."""
+    c, _ = _sla.cho_factor(np.array([[4.0, 1.0], [1.0, 3.0]]), lower=False)
+    return bool(c[1, 0] != 0.0)
+
+
+CHO_FACTOR_KEEPS_OTHER_TRIANGLE = _cho_factor_keeps_other_triangle()
+
+
 def _cho_factor_vjp(g, ans, a, lower, check_finite):
-    # the factor's triangle: Cholesky's gradient; the other triangle is a's own entries
+    # the factor's triangle: Cholesky's gradient; the other triangle is a's own entries where
+    # SciPy copies them there, else zeros (no gradient)
     if lower:
-        return F.cholesky_grad(F.tril(ans), F.tril(g)) + F.triu(g, 1)
-    return F.cholesky_grad(_mT(F.triu(ans)), _mT(F.triu(g))) + F.tril(g, -1)
+        grad = F.cholesky_grad(F.tril(ans), F.tril(g))
+        return grad + F.triu(g, 1) if CHO_FACTOR_KEEPS_OTHER_TRIANGLE else grad
+    grad = F.cholesky_grad(_mT(F.triu(ans)), _mT(F.triu(g)))
+    return grad + F.tril(g, -1) if CHO_FACTOR_KEEPS_OTHER_TRIANGLE else grad
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     """SciPy's ``scipy.linalg.cho_factor``: ``(c, lower)``, ``c`` holding the Cholesky factor in
-    its ``lower``/upper triangle and ``a``'s own entries in the other (as SciPy leaves them),
-    for :func:`cho_solve`.  Differentiable (the factor's triangle symmetrically, the other as
-    the copy of ``a`` it is).
+    its ``lower``/upper triangle and, in the other, what the installed SciPy leaves there
+    (``a``'s own entries before SciPy 1.18, zeros from 1.18), for :func:`cho_solve`.
+    Differentiable (the factor's triangle symmetrically, the other as the copy of ``a`` it is,
+    where it is one).
 
         >>> c, low = spla.cho_factor(fg.tensor([[4.0, 2.0], [2.0, 3.0]]))
     """
