@@ -16,8 +16,9 @@ from special_table import CASES as SPECIAL_CASES, FUNCTIONS, KEEP_FLOAT32
 from stats_table import CASES as STATS_CASES, STATS_FUNCTIONS
 
 from signal_table import CASES as SIGNAL_CASES
+from integrate_table import CASES as ODE_CASES
 
-CASES = SPECIAL_CASES + STATS_CASES + SIGNAL_CASES
+CASES = SPECIAL_CASES + STATS_CASES + SIGNAL_CASES + ODE_CASES
 from test_linalg_table import (_close, _eager_grads, _grad_dot, _loss_fn, _numeric_grad,
                                _ref_phi, _setup, _tensors)
 

@@ -1,4 +1,4 @@
 """``fastgraph.scipy``: differentiable counterparts of SciPy functions."""
-from . import linalg, signal, special, stats
+from . import integrate, linalg, signal, special, stats
 
-__all__ = ["linalg", "signal", "special", "stats"]
+__all__ = ["integrate", "linalg", "signal", "special", "stats"]
