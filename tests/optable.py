@@ -179,6 +179,20 @@ def make_inputs(case: OpCase, dtype=np.float64, rng: np.random.Generator | None 
     return [a.astype(dtype) if a.dtype.kind == "f" else a for a in arrays]
 
 
+def close(actual, expected, rtol, atol, what=""):
+    """``assert_allclose`` in float64 with ``atol`` scaled by the expected values' magnitude."""
+    actual = np.asarray(actual, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    scale = max(1.0, float(np.max(np.abs(expected)))) if expected.size else 1.0
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale, err_msg=what)
+
+
+def leaf_tensors(case: OpCase, arrays) -> list:
+    """The case's inputs as Tensors, those it differentiates requiring grad."""
+    return [fg.tensor(a, requires_grad=i in case.diff) for i, a in enumerate(arrays)]
+
+
 def as_list(out) -> list:
     """An op's output(s) as a list (``split`` and ``slogdet`` give several)."""
     return list(out) if isinstance(out, (list, tuple)) else [out]

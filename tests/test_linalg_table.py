@@ -17,18 +17,7 @@ import fastgraph as fg
 import fastgraph.scipy.linalg as spla
 from linalg_table import CASES, FUNCTIONS
 from optable import as_list, case_params, make_inputs, rng_for
-
-
-def _close(actual, expected, rtol, atol, what=""):
-    actual = np.asarray(actual, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    scale = max(1.0, float(np.max(np.abs(expected)))) if expected.size else 1.0
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale, err_msg=what)
-
-
-def _tensors(case, arrays):
-    return [fg.tensor(a, requires_grad=i in case.diff) for i, a in enumerate(arrays)]
+from optable import close, leaf_tensors
 
 
 def _cotangents(case, outs):
@@ -48,7 +37,7 @@ def _loss_fn(case, cots):
 
 
 def _eager_grads(case, arrays, cots):
-    ts = _tensors(case, arrays)
+    ts = leaf_tensors(case, arrays)
     loss = _loss_fn(case, cots)(*ts)
     if case.zero_grad:
         return [np.zeros(a.shape) for a in arrays]
@@ -95,7 +84,7 @@ def test_numpy_in_gives_numpys_result_and_tensors_the_same_values(case):
     arrays = make_inputs(case, np.float64)
     refs = as_list(case.ref(*arrays))
     plain = as_list(case.fn(*arrays))
-    outs = as_list(case.fn(*_tensors(case, arrays)))
+    outs = as_list(case.fn(*leaf_tensors(case, arrays)))
     assert len(plain) == len(refs) == len(outs)
     for p, o, r in zip(plain, outs, refs):
         assert not isinstance(p, fg.Tensor)
@@ -108,13 +97,13 @@ def test_numpy_in_gives_numpys_result_and_tensors_the_same_values(case):
 def test_float32_stays_float32(case):
     arrays = make_inputs(case, np.float32)
     refs = as_list(case.ref(*[a.astype(np.float64) for a in arrays]))
-    ts = _tensors(case, arrays)
+    ts = leaf_tensors(case, arrays)
     outs = as_list(case.fn(*ts))
     ref32 = as_list(case.ref(*arrays))     # (SciPy's det of float32 is float64)
     for o, r, r32 in zip(outs, refs, ref32):
         if np.dtype(o.dtype).kind == "f":
             assert o.dtype == np.asarray(r32).dtype, f"{case.name}: {o.dtype}"
-        _close(o.data, r, 2e-4 * case.tol, 2e-4 * case.tol, f"{case.name} float32")
+        close(o.data, r, 2e-4 * case.tol, 2e-4 * case.tol, f"{case.name} float32")
     if not case.zero_grad:
         sum(fg.sum(o) for o in outs if np.dtype(o.dtype).kind == "f").backward()
         for i in case.diff:
@@ -128,7 +117,7 @@ def test_grad_matches_finite_differences(case):
     grads = _eager_grads(case, arrays, cots)
     for i, g in zip(case.diff, grads):
         num = _numeric_grad(lambda xs: _ref_phi(case, xs, cots), arrays, i)
-        _close(g, num, 1e-6 * case.tol, 1e-7 * case.tol, f"{case.name} d/darg{i}")
+        close(g, num, 1e-6 * case.tol, 1e-7 * case.tol, f"{case.name} d/darg{i}")
 
 
 @pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: c.torch is not None))
@@ -147,7 +136,7 @@ def test_grad_matches_torch(case):
     for i, g in zip(case.diff, grads):
         tg = tin[i].grad
         tg = np.zeros(arrays[i].shape) if tg is None else tg.numpy()
-        _close(g, tg, 1e-8 * case.tol, 1e-9 * case.tol, f"{case.name} d/darg{i} vs torch")
+        close(g, tg, 1e-8 * case.tol, 1e-9 * case.tol, f"{case.name} d/darg{i} vs torch")
 
 
 @pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: c.autograd is not None))
@@ -162,12 +151,12 @@ def test_grad_matches_autograd(case):
 
     for i, g in zip(case.diff, grads):
         ag = autograd.grad(phi, i)(*arrays)
-        _close(g, ag, 1e-8 * case.tol, 1e-9 * case.tol, f"{case.name} d/darg{i} vs autograd")
+        close(g, ag, 1e-8 * case.tol, 1e-9 * case.tol, f"{case.name} d/darg{i} vs autograd")
 
 
 # ---- second order ------------------------------------------------------------------------------
 def _grad_dot(case, arrays, cots, ws, create_graph=False):
-    ts = _tensors(case, arrays)
+    ts = leaf_tensors(case, arrays)
     loss = _loss_fn(case, cots)(*ts)
     leaves = [ts[i] for i in case.diff]
     gs = fg.autograd.grad(loss, leaves, create_graph=create_graph, allow_unused=True)
@@ -191,7 +180,7 @@ def test_second_order_matches_finite_differences(case):
     for i, h in zip(case.diff, hs):
         h = np.zeros(arrays[i].shape) if h is None else h.data
         num = _numeric_grad(lambda xs: float(_grad_dot(case, xs, cots, ws)[0].data), arrays, i)
-        _close(h, num, 1e-5 * case.tol, 1e-6 * case.tol, f"{case.name} second order arg{i}")
+        close(h, num, 1e-5 * case.tol, 1e-6 * case.tol, f"{case.name} second order arg{i}")
 
 
 # ---- static and traced ----------------------------------------------------------------------

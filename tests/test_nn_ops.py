@@ -15,6 +15,7 @@ import pytest
 import fastgraph as fg
 from nn_table import NN_CASES, nn_case_params
 from optable import as_list, make_inputs, rng_for
+from optable import close, leaf_tensors
 
 DTYPES = [np.float64, np.float32]
 # PyTorch's warnings: even kernels with padding='same', kl_div's 'mean'
@@ -29,25 +30,13 @@ def _tol(dtype, case):
     return base[0] * case.tol, base[1] * case.tol
 
 
-def _close(actual, expected, rtol, atol, what):
-    actual = np.asarray(actual, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    scale = max(1.0, float(np.max(np.abs(expected)))) if expected.size else 1.0
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale, err_msg=what)
-
-
-def _tensors(case, arrays):
-    return [fg.tensor(a, requires_grad=i in case.diff) for i, a in enumerate(arrays)]
-
-
 def _cots(case, outs, seed=1):
     rng = rng_for(case, seed)
     return [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in outs]
 
 
 def _eager(case, arrays, cots=None):
-    ts = _tensors(case, arrays)
+    ts = leaf_tensors(case, arrays)
     outs = as_list(case.fn(*ts))
     if cots is None:
         cots = _cots(case, [o.data for o in outs])
@@ -73,10 +62,10 @@ def test_matches_torch(case, dtype):
     rtol, atol = _tol(dtype, case)
     for o, t in zip(outs, touts):
         assert o.dtype == dtype, f"{case.name}: forward gave {o.dtype}"
-        _close(o, t, rtol, atol, f"{case.name} forward")
+        close(o, t, rtol, atol, f"{case.name} forward")
     for i, g, t in zip(case.diff, grads, tgrads):
         assert g.dtype == dtype, f"{case.name}: gradient of argument {i} is {g.dtype}"
-        _close(g, t, rtol, atol, f"{case.name} d/darg{i}")
+        close(g, t, rtol, atol, f"{case.name} d/darg{i}")
 
 
 @pytest.mark.parametrize("case", nn_case_params(lambda c: c.name not in NOT_A_DERIVATIVE))
@@ -108,7 +97,7 @@ def test_second_order_matches_torch(case):
     torch = pytest.importorskip("torch")
     arrays = make_inputs(case, np.float64)
     rng = rng_for(case, 7)
-    ts = _tensors(case, arrays)
+    ts = leaf_tensors(case, arrays)
     outs = as_list(case.fn(*ts))
     cots = [rng.standard_normal(o.shape) for o in outs]
     ws = [rng.standard_normal(arrays[i].shape) for i in case.diff]
@@ -130,7 +119,7 @@ def test_second_order_matches_torch(case):
     for i, h, th in zip(case.diff, hs, ths):
         h = np.zeros(arrays[i].shape) if h is None else h.data
         th = np.zeros(arrays[i].shape) if th is None else th.detach().numpy(force=True)
-        _close(h, th, 1e-9, 1e-9, f"{case.name} second order d/darg{i}")
+        close(h, th, 1e-9, 1e-9, f"{case.name} second order d/darg{i}")
 
 
 def _static(case, arrays, cots, disable):
@@ -171,4 +160,4 @@ def test_eager_static_and_function_agree(case):
             if exact:
                 np.testing.assert_array_equal(got, want, err_msg=what)
             else:
-                _close(got, want, FUSED_RTOL, FUSED_RTOL, what)
+                close(got, want, FUSED_RTOL, FUSED_RTOL, what)

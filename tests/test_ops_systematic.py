@@ -18,6 +18,7 @@ import fastgraph as fg
 from fastgraph import ops as F
 from optable import CASES, CASES_BY_NAME, DESIGN_OPS, COVERED_OPS, as_list, case_params, \
     make_inputs, rng_for
+from optable import close, leaf_tensors
 
 DTYPES = [np.float64, np.float32]
 
@@ -59,26 +60,14 @@ def _tol(dtype, case, kind="fwd"):
     return base[0] * case.tol, base[1] * case.tol
 
 
-def _close(actual, expected, rtol, atol, what=""):
-    actual = np.asarray(actual, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    scale = max(1.0, float(np.max(np.abs(expected)))) if expected.size else 1.0
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale, err_msg=what)
-
-
 # ---- helpers -----------------------------------------------------------------------------------
-def _tensors(case, arrays):
-    return [fg.tensor(a, requires_grad=i in case.diff) for i, a in enumerate(arrays)]
-
-
 def _cotangents(case, outs, rng):
     return [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in outs]
 
 
 def _fg_grads(case, arrays, cots=None, seed=1):
     """Eager ``(outputs, cotangents, grads)`` of ``sum(out * cot)``, via ``backward(gradient=)``."""
-    ts = _tensors(case, arrays)
+    ts = leaf_tensors(case, arrays)
     outs = as_list(case.fn(*ts))
     if cots is None:
         cots = _cotangents(case, [o.data for o in outs], rng_for(case, seed))
@@ -148,13 +137,13 @@ def test_make_inputs_is_seeded():
 @pytest.mark.parametrize("case,dtype", params("test_forward_matches_reference"))
 def test_forward_matches_reference(case, dtype):
     arrays = make_inputs(case, dtype)
-    outs = as_list(case.fn(*_tensors(case, arrays)))
+    outs = as_list(case.fn(*leaf_tensors(case, arrays)))
     refs = as_list(case.ref(*[a.astype(np.float64) if a.dtype.kind == "f" else a
                               for a in arrays]))
     assert len(outs) == len(refs)
     for o, r in zip(outs, refs):
         assert isinstance(o, fg.Tensor), f"{case.name}: got {type(o).__name__}, not a Tensor"
-        _close(o.data, r, *_tol(dtype, case, "fwd"), what=f"{case.name} forward")
+        close(o.data, r, *_tol(dtype, case, "fwd"), what=f"{case.name} forward")
 
 
 @pytest.mark.parametrize("case", params64("test_forward_numpy_in_numpy_out",
@@ -166,7 +155,7 @@ def test_forward_numpy_in_numpy_out(case):
     refs = as_list(case.ref(*arrays))
     for o, r in zip(outs, refs):
         assert not isinstance(o, fg.Tensor)
-        _close(o, r, 1e-12, 1e-12, what=f"{case.name} numpy forward")
+        close(o, r, 1e-12, 1e-12, what=f"{case.name} numpy forward")
 
 
 @pytest.mark.parametrize("case", case_params(marks=_marks("test_float32_stays_float32")))
@@ -191,7 +180,7 @@ def test_grad_matches_finite_differences(case):
         assert g is not None, f"{case.name}: no gradient for argument {i}"
         assert isinstance(g, fg.Tensor) and g.grad_fn is None
         num = _numeric_grad(lambda xs: _phi_ref(case, xs, cots), arrays, i)
-        _close(g.data, num, *_tol(np.float64, case, "fd"), what=f"{case.name} d/darg{i}")
+        close(g.data, num, *_tol(np.float64, case, "fd"), what=f"{case.name} d/darg{i}")
 
 
 @pytest.mark.parametrize("case,dtype", params("test_grad_matches_torch"))
@@ -202,13 +191,13 @@ def test_grad_matches_torch(case, dtype):
     tin = _torch_inputs(torch, case, arrays)
     touts = as_list(case.torch(*tin))
     for o, to in zip(outs, touts):
-        _close(o.data, to.detach().numpy(), *_tol(dtype, case, "grad"),
+        close(o.data, to.detach().numpy(), *_tol(dtype, case, "grad"),
                what=f"{case.name} forward vs torch")
     torch.autograd.backward(touts, [torch.from_numpy(c) for c in cots])
     for i, g in zip(case.diff, grads):
         tg = tin[i].grad
         tg = np.zeros(arrays[i].shape) if tg is None else tg.numpy()
-        _close(g.data, tg, *_tol(dtype, case, "grad"), what=f"{case.name} d/darg{i} vs torch")
+        close(g.data, tg, *_tol(dtype, case, "grad"), what=f"{case.name} d/darg{i} vs torch")
 
 
 @pytest.mark.parametrize("case", case_params(marks=_marks("test_zero_gradient_ops"),
@@ -236,7 +225,7 @@ def test_comparisons_are_boolean_and_carry_no_gradient(cmp):
 
 # ---- second order ------------------------------------------------------------------------------
 def _second_order_fg(case, arrays, cots, ws):
-    ts = _tensors(case, arrays)
+    ts = leaf_tensors(case, arrays)
     outs = as_list(case.fn(*ts))
     leaves = [ts[i] for i in case.diff]
     gs = fg.autograd.grad(outs, leaves, [fg.tensor(c) for c in cots], create_graph=True,
@@ -255,7 +244,7 @@ def _second_order_fg(case, arrays, cots, ws):
 
 
 def _first_order_dot(case, arrays, cots, ws):
-    ts = _tensors(case, arrays)
+    ts = leaf_tensors(case, arrays)
     outs = as_list(case.fn(*ts))
     leaves = [ts[i] for i in case.diff]
     gs = fg.autograd.grad(outs, leaves, [fg.tensor(c) for c in cots], allow_unused=True)
@@ -284,7 +273,7 @@ def test_second_order_matches_finite_differences(case):
     hs = _second_order_fg(case, arrays, cots, ws)
     for i, h in zip(case.diff, hs):
         num = _numeric_grad(lambda xs: _first_order_dot(case, xs, cots, ws), arrays, i)
-        _close(h, num, 1e-5 * case.tol, 1e-6 * case.tol, what=f"{case.name} second order arg{i}")
+        close(h, num, 1e-5 * case.tol, 1e-6 * case.tol, what=f"{case.name} second order arg{i}")
 
 
 @pytest.mark.parametrize("case,dtype", params("test_second_order_matches_torch",
@@ -307,14 +296,14 @@ def test_second_order_matches_torch(case, dtype):
     for i, h, th in zip(case.diff, hs, ths):
         th = np.zeros(arrays[i].shape) if th is None else th.detach().numpy(force=True)
         rtol, atol = _tol(dtype, case, "grad")
-        _close(h, th, rtol * 10, atol * 10, what=f"{case.name} second order arg{i} vs torch")
+        close(h, th, rtol * 10, atol * 10, what=f"{case.name} second order arg{i} vs torch")
 
 
 @pytest.mark.parametrize("case", params64("test_second_order_dtype_float32",
                                           predicate=_order2))
 def test_second_order_dtype_float32(case):
     arrays, cots, ws = _second_order_setup(case, np.float32)
-    ts = _tensors(case, arrays)
+    ts = leaf_tensors(case, arrays)
     outs = as_list(case.fn(*ts))
     gs = fg.autograd.grad(outs, [ts[i] for i in case.diff], [fg.tensor(c) for c in cots],
                           create_graph=True, allow_unused=True)

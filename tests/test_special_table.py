@@ -19,8 +19,9 @@ from signal_table import CASES as SIGNAL_CASES
 from integrate_table import CASES as ODE_CASES
 
 CASES = SPECIAL_CASES + STATS_CASES + SIGNAL_CASES + ODE_CASES
-from test_linalg_table import (_close, _eager_grads, _grad_dot, _loss_fn, _numeric_grad,
-                               _ref_phi, _setup, _tensors)
+from optable import close, leaf_tensors
+from test_linalg_table import (_eager_grads, _grad_dot, _loss_fn, _numeric_grad, _ref_phi,
+                               _setup)
 
 
 def test_table_covers_every_function():
@@ -40,7 +41,7 @@ def test_numpy_in_gives_scipys_result_and_tensors_the_same_values(case):
     arrays = make_inputs(case, np.float64)
     refs = as_list(case.ref(*arrays))
     plain = as_list(case.fn(*arrays))
-    outs = as_list(case.fn(*_tensors(case, arrays)))
+    outs = as_list(case.fn(*leaf_tensors(case, arrays)))
     assert len(plain) == len(refs) == len(outs)
     for p, o, r in zip(plain, outs, refs):
         assert not isinstance(p, fg.Tensor)
@@ -55,14 +56,14 @@ def test_numpy_in_gives_scipys_result_and_tensors_the_same_values(case):
 def test_float32_stays_float32(case):
     arrays = make_inputs(case, np.float32)
     ref32 = as_list(case.ref(*arrays))
-    outs = as_list(case.fn(*_tensors(case, arrays)))
+    outs = as_list(case.fn(*leaf_tensors(case, arrays)))
     for o, r in zip(outs, ref32):
         # fastgraph keeps float32 where SciPy's value is float64 (the distributions,
         # polygamma, multigammaln)
         keep = case.op in KEEP_FLOAT32 or case not in SPECIAL_CASES
         expected = np.float32 if keep else np.asarray(r).dtype
         assert o.dtype == expected, f"{case.name}: {o.dtype}"
-        _close(o.data, r, 1e-5, 1e-5, f"{case.name} float32")
+        close(o.data, r, 1e-5, 1e-5, f"{case.name} float32")
 
 
 @pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: not c.zero_grad))
@@ -71,7 +72,7 @@ def test_grad_matches_finite_differences(case):
     grads = _eager_grads(case, arrays, cots)
     for i, g in zip(case.diff, grads):
         num = _numeric_grad(lambda xs: _ref_phi(case, xs, cots), arrays, i)
-        _close(g, num, 1e-6 * case.tol, 1e-7 * case.tol, f"{case.name} d/darg{i}")
+        close(g, num, 1e-6 * case.tol, 1e-7 * case.tol, f"{case.name} d/darg{i}")
 
 
 def test_piecewise_constant_gammasgn_has_zero_gradient():
@@ -92,7 +93,7 @@ def test_grad_matches_torch(case):
     for i, g in zip(case.diff, grads):
         tg = tin[i].grad      # (None: torch's value does not depend on it)
         tg = np.zeros(arrays[i].shape) if tg is None else tg.numpy()
-        _close(g, tg, 1e-8 * case.tol, 1e-9 * case.tol,
+        close(g, tg, 1e-8 * case.tol, 1e-9 * case.tol,
                f"{case.name} d/darg{i} vs torch")
 
 
@@ -107,7 +108,7 @@ def test_grad_matches_autograd(case):
         return sum(autograd.numpy.sum(o * c) for o, c in zip(outs, cots))
 
     for i, g in zip(case.diff, grads):
-        _close(g, autograd.grad(phi, i)(*arrays), 1e-8 * case.tol, 1e-9 * case.tol,
+        close(g, autograd.grad(phi, i)(*arrays), 1e-8 * case.tol, 1e-9 * case.tol,
                f"{case.name} d/darg{i} vs autograd")
 
 
@@ -121,7 +122,7 @@ def test_second_order_matches_finite_differences(case):
     for i, h in zip(case.diff, hs):
         h = np.zeros(arrays[i].shape) if h is None else h.data
         num = _numeric_grad(lambda xs: float(_grad_dot(case, xs, cots, ws)[0].data), arrays, i)
-        _close(h, num, 1e-5 * case.tol, 1e-6 * case.tol, f"{case.name} second order arg{i}")
+        close(h, num, 1e-5 * case.tol, 1e-6 * case.tol, f"{case.name} second order arg{i}")
 
 
 @pytest.mark.parametrize("case", case_params(CASES))
