@@ -102,8 +102,13 @@ def copy(tmp_path_factory) -> Path:
     table_line = blocks["tests/optable.py, in UNARY"].strip()
     root = tmp_path_factory.mktemp("added_op")
     pkg = root / "pkg" / "fastgraph"
-    shutil.copytree(Path(fastgraph.__file__).parent, pkg,
-                    ignore=shutil.ignore_patterns("*.c", "__pycache__"))
+    installed = Path(fastgraph.__file__).parent
+    shutil.copytree(installed, pkg, ignore=shutil.ignore_patterns("*.c", "__pycache__"))
+    # a repaired wheel's extensions load their vendored libraries (libgomp) from a sibling
+    # directory by a relative RPATH: the copy needs it beside it too
+    vendored = installed.parent / "fastgraph.libs"
+    if vendored.is_dir():
+        shutil.copytree(vendored, pkg.parent / vendored.name)
     tests = root / "tests"
     shutil.copytree(ROOT / "tests", tests, ignore=shutil.ignore_patterns("__pycache__"))
     _remove_declaration(pkg, NEW_OP)
