@@ -1,5 +1,6 @@
-"""The ``fastgraph.scipy.integrate.odeint`` op table: a damped, driven oscillator and a
-logistic growth, values against ``scipy.integrate.odeint``, gradients in the initial state, the
+"""The ``fastgraph.scipy.integrate`` op table (``odeint`` and ``solve_ivp``, one op): a damped,
+driven oscillator and a logistic growth, values against SciPy's ``odeint`` and ``solve_ivp``
+(three of its methods), gradients in the initial state, the
 time points and the parameters against finite differences and HIPS autograd's adjoint; run by
 ``tests/test_special_table.py`` beside the special functions.  The adjoint solve has the
 forward's tolerances, so gradients are checked to ``tol`` times the table's bounds.
@@ -10,7 +11,8 @@ import numpy as np
 import scipy.integrate as si
 
 import fastgraph.numpy as fnp
-from fastgraph.scipy.integrate import odeint
+import fastgraph.scipy.integrate as fg_integrate
+from fastgraph.scipy.integrate import odeint, solve_ivp
 from linalg_table import LinalgCase
 
 __all__ = ["CASES", "oscillator", "logistic"]
@@ -53,6 +55,15 @@ def _ag_oscillator():
     return f
 
 
+def _ivp(lib, method, f, np_):
+    """``solve_ivp(...).y`` of ``f(y, t, *args)`` (odeint's order) from 0 to 3 at ``t``."""
+    def run(y0, t, *args):
+        sol = lib.solve_ivp(lambda s, y, *a: f(np_)(y, s, *a), (0.0, 3.0), y0, method=method,
+                            t_eval=t, args=args, **TOLS)
+        return sol.y
+    return run
+
+
 def _times(rng, shape):
     return np.sort(rng.uniform(0.0, 2.0, shape)) + np.arange(shape[0]) * 0.2
 
@@ -71,4 +82,16 @@ CASES = [
                (0, 1, 2, 3),
                autograd=lambda y0, t, r, k: _ag_odeint(logistic(_anp()), y0, t, (r, k)),
                order2=False, tol=100.0),
+] + [
+    LinalgCase(f"solve_ivp_oscillator_{method}", "odeint",
+               _ivp(fg_integrate, method, oscillator, fnp),
+               (((2,), "real"), ((5,), _times), ((2,), "pos")),
+               _ivp(si, method, lambda np_: _np_oscillator, np), None, (0, 1, 2),
+               order2=False, tol=100.0)
+    for method in ("RK45", "DOP853", "LSODA")
+] + [
+    LinalgCase("solve_ivp_logistic_scalar_args_Radau", "odeint",
+               _ivp(fg_integrate, "Radau", logistic, fnp),
+               (((3,), "pos"), ((4,), _times), ((), "pos"), ((), lambda r, s: np.asarray(3.0))),
+               _ivp(si, "Radau", logistic, np), None, (0, 1, 2, 3), order2=False, tol=100.0),
 ]

@@ -8,6 +8,8 @@ fastgraph's gradients and on HIPS autograd's: the same script, two sets of modul
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -156,3 +158,94 @@ def test_odeint_gradient_is_first_order():
     np.testing.assert_allclose(g.data, -np.exp(-0.5), rtol=1e-6)
     with pytest.raises(NotImplementedError, match="first order"):
         fg.autograd.grad(g, [k])
+
+
+def _decay(t, y, k):
+    return -k * y + 0.3 * fnp_sin(t)
+
+
+def fnp_sin(t):
+    import fastgraph.numpy as fnp
+    return fnp.sin(t)
+
+
+def test_solve_ivp_without_t_eval_takes_scipys_steps():
+    """The times are the solver's own, the states SciPy's, the gradient in y0 and k the
+    adjoint's (against finite differences of SciPy's solves on those fixed times)."""
+    from scipy.integrate import solve_ivp as sp_ivp
+    from fastgraph.scipy.integrate import solve_ivp
+
+    def np_decay(t, y, k):
+        return -k * y + 0.3 * np.sin(t)
+
+    y0, k = fg.tensor([1.0, -0.5], requires_grad=True), fg.tensor(0.8, requires_grad=True)
+    tol = dict(rtol=1e-10, atol=1e-10)
+    ours = solve_ivp(_decay, (0.0, 2.0), y0, args=(k,), **tol)
+    ref = sp_ivp(np_decay, (0.0, 2.0), y0.data, args=(0.8,), **tol)
+    np.testing.assert_array_equal(ours.t, ref.t)
+    np.testing.assert_allclose(ours.y.data, ref.y, rtol=1e-9, atol=1e-12)
+    assert ours.success and ours.status == 0
+    gy, gk = fg.autograd.grad(fg.sum(ours.y[:, -1]), [y0, k])
+
+    def end(y0v, kv):
+        return sp_ivp(np_decay, (0.0, 2.0), y0v, args=(kv,), t_eval=ref.t,
+                      rtol=1e-12, atol=1e-12).y[:, -1].sum()
+    eps = 1e-6
+    fd_k = (end(y0.data, 0.8 + eps) - end(y0.data, 0.8 - eps)) / (2 * eps)
+    fd_y = [(end(y0.data + eps * e, 0.8) - end(y0.data - eps * e, 0.8)) / (2 * eps)
+            for e in np.eye(2)]
+    np.testing.assert_allclose(gk.data, fd_k, rtol=1e-6)
+    np.testing.assert_allclose(gy.data, fd_y, rtol=1e-6)
+
+
+def test_solve_ivp_refuses_what_it_cannot_differentiate():
+    from fastgraph.scipy.integrate import solve_ivp
+    y0 = fg.tensor([1.0], requires_grad=True)
+    for option in ("events", "dense_output", "vectorized"):
+        with pytest.raises(NotImplementedError, match=f"solve_ivp: {option}"):
+            solve_ivp(_decay, (0.0, 1.0), y0, args=(1.0,), **{option: True})
+    with pytest.raises(ValueError, match="method must be one of.*'Euler'"):
+        solve_ivp(_decay, (0.0, 1.0), y0, method="Euler", args=(1.0,))
+    g = fg.Graph()
+    with g.as_default():
+        p = fg.placeholder(fg.float64, (1,))
+        with pytest.raises(TypeError, match="give t_eval"):
+            solve_ivp(_decay, (0.0, 1.0), p, args=(1.0,))
+
+
+def test_ode_gradients_in_threads_are_each_threads_own():
+    """The adjoint solve is shared by an op's inputs through a per-thread memo: threads
+    differentiating different problems at once each get their own gradient."""
+    import threading
+    from fastgraph.scipy.integrate import odeint
+    t = np.linspace(0.0, 1.0, 4)
+
+    def grad_of(k0):
+        k = fg.tensor(k0, requires_grad=True)
+        y0 = fg.tensor([1.0, 2.0], requires_grad=True)
+        ys = odeint(lambda y, s, k: -k * y, y0, t, (k,), rtol=1e-10, atol=1e-10)
+        gy, gk = fg.autograd.grad(fg.sum(ys), [y0, k])
+        return np.concatenate([gy.data, [gk.data]])
+
+    ks = [0.2 + 0.1 * i for i in range(6)]
+    expected = [grad_of(k) for k in ks]
+    results, barrier = {}, threading.Barrier(len(ks))
+
+    def work(i):
+        barrier.wait()
+        for _ in range(3):
+            results.setdefault(i, []).append(grad_of(ks[i]))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(ks))]
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)     # threads interleave inside each other's backward passes
+    try:
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(switch)
+    for i, want in enumerate(expected):
+        for got in results[i]:
+            np.testing.assert_array_equal(got, want)
