@@ -17,6 +17,7 @@ from .. import ops as F
 from .._core import operator_ops
 from .._core.errors import op_error
 from ..ops.methods import OpMethods
+from ..ops.torch_methods import SizeValue, TorchMethods
 from . import grad_mode as _gm
 from . import tape as _tape
 from .tape import TensorBase
@@ -27,7 +28,7 @@ _ndarray = np.ndarray
 _generic = np.generic
 
 
-class Tensor(TensorBase, OpMethods):
+class Tensor(TensorBase, TorchMethods, OpMethods):
     """An eager array that records operations for reverse-mode differentiation.
 
         >>> x = fg.tensor(1.0, requires_grad=True)
@@ -89,7 +90,9 @@ class Tensor(TensorBase, OpMethods):
 
     @property
     def size(self) -> int:
-        return self._data.size
+        """The element count (NumPy's ``ndarray.size``, an ``int``); called, PyTorch's
+        ``x.size()`` (the shape) or ``x.size(dim)``."""
+        return SizeValue(self._data.shape)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -312,6 +315,58 @@ class Tensor(TensorBase, OpMethods):
     def __imod__(self, other): return self._inplace(np.remainder, other, "%=")
     def __ipow__(self, other): return self._inplace(np.power, other, "**=")
 
+    # ---- PyTorch's in-place methods ------------------------------------------------------
+    def _torch_inplace(self, ufunc, other, name):
+        out = self._inplace(ufunc, other, name)
+        if out is NotImplemented:
+            raise RuntimeError(f"in-place operation {name}() on a tensor that requires grad is "
+                               f"not supported: its old value may be saved for backward. Use "
+                               f"the out-of-place form instead.")
+        return out
+
+    def add_(self, other, alpha=1):
+        return self._torch_inplace(np.add, other if alpha == 1 else _scaled(other, alpha),
+                                   "add_")
+
+    def sub_(self, other, alpha=1):
+        return self._torch_inplace(np.subtract, other if alpha == 1 else _scaled(other, alpha),
+                                   "sub_")
+
+    def mul_(self, other):
+        return self._torch_inplace(np.multiply, other, "mul_")
+
+    def div_(self, other):
+        return self._torch_inplace(np.divide, other, "div_")
+
+    def fill_(self, value):
+        """Set every element to ``value`` in place (PyTorch's ``fill_``)."""
+        self._check_inplace("fill_")
+        self.data[...] = value._data if isinstance(value, Tensor) else value
+        self._bump_version()
+        return self
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def copy_(self, src):
+        """Copy ``src``'s values (broadcast, cast to this dtype) into this tensor in place."""
+        self._check_inplace("copy_")
+        if isinstance(src, Tensor):
+            if src._requires_grad and _gm._state.enabled:
+                raise RuntimeError("copy_() from a tensor that requires grad is not "
+                                   "differentiable in fastgraph; copy src.detach()")
+            src = src._data
+        np.copyto(self.data, np.broadcast_to(np.asarray(src), self._data.shape),
+                  casting="unsafe")
+        self._bump_version()
+        return self
+
+    def clamp_(self, min=None, max=None):
+        self._check_inplace("clamp_")
+        self.data[...] = np.asarray(self.clamp(min, max)._data)
+        self._bump_version()
+        return self
+
     def __imatmul__(self, other):
         # no in-place matmul (its result may have another shape); a leaf that requires grad
         # still must not be silently rebound to a new tensor
@@ -319,6 +374,10 @@ class Tensor(TensorBase, OpMethods):
             raise RuntimeError("a leaf Variable that requires grad is being used in an "
                                "in-place operation (@=).")
         return NotImplemented
+
+
+def _scaled(other, alpha):
+    return (other._data if isinstance(other, Tensor) else np.asarray(other)) * alpha
 
 
 _tape.configure(Tensor, F.ZERO, F.sum_to_like, F.astype, op_error, operator_ops())

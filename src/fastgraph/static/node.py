@@ -19,6 +19,7 @@ from .._core import OpDef, holds_graph_value, is_tensor, random_state, register_
 from .._core.errors import MixedKindsError
 from .._core.naming import register_namer
 from ..ops.methods import OpMethods
+from ..ops.torch_methods import TorchMethods
 from .graph import Graph, get_default_graph
 
 __all__ = ["Node", "static_apply", "as_node", "attrs_key", "NODE_TYPES"]
@@ -38,7 +39,7 @@ ASSIGN = _pseudo("Assign")
 GROUP = _pseudo("NoOp")
 
 
-class Node(OpMethods):
+class Node(TorchMethods, OpMethods):
     """A symbolic value: ``name op inputs shape dtype graph`` (+ ``attrs``).
 
     Supports every ``fg`` operation, the arithmetic/comparison operators, indexing and the
