@@ -33,6 +33,7 @@ from .static import (Graph, InteractiveSession, Node, Session, Variable, assign,
                      global_variables_initializer, gradients, group, name_scope, placeholder,
                      reset_default_graph, trainable_variables, variables_initializer)
 from .bridge.function import clear_caches, function
+from .bridge.control_flow import cond, fori_loop, scan, while_loop
 from .static.random import set_random_seed
 from .extend import custom_vjp
 from . import extend

@@ -385,6 +385,12 @@ class Plan:
                 lines.append(f"  {p.name} = {desc}  {n_projs[id(p)]} output(s), read below")
             else:
                 lines.append(f"  {p.name} = {desc}  shape={shape} dtype={p.dtype}{buf}")
+        for p in self.order:    # a control-flow step's bodies: each a plan of its own
+            if p.kind == "op" and p.attrs:
+                for v in p.attrs.values():
+                    for body in (v if isinstance(v, tuple) else (v,)):
+                        if hasattr(body, "explain_lines"):
+                            lines.extend(body.explain_lines())
         if self.buffers:
             lines.append("[buffers]")
             for i, b in enumerate(self.buffers):

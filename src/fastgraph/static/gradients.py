@@ -12,7 +12,26 @@ from .. import ops as F
 from .._core import ZERO
 from .node import NODE_TYPES, as_node
 
-__all__ = ["gradients"]
+__all__ = ["gradients", "TUPLE_VJPS", "OutputCotangent"]
+
+#: ops whose value is a tuple read by projection nodes (the control-flow ops): op ->
+#: ``rule(node, cotangents) -> gradients``, one cotangent (or None) per output of the tuple and
+#: one gradient (or None) per input of the node
+TUPLE_VJPS: dict = {}
+
+
+class OutputCotangent:
+    """What a projection's VJP returns: the cotangent of output ``index`` of a tuple node."""
+
+    __slots__ = ("index", "value")
+
+    def __init__(self, index: int, value):
+        self.index = index
+        self.value = value
+
+
+def _float(node) -> bool:
+    return node.dtype is None or node.dtype.kind in "fc"    # (None: a tuple node)
 
 
 def _as_list(v):
@@ -25,8 +44,10 @@ def _same_shape(a, b) -> bool:
     return a is not None and b is not None and None not in a and tuple(a) == tuple(b)
 
 
-def gradients(ys, xs, grad_ys=None):
+def gradients(ys, xs, grad_ys=None, stop_gradients=None):
     """Symbolic ``sum(ys)`` gradients with respect to each of ``xs`` (``None`` if unconnected).
+    ``stop_gradients`` (TensorFlow's): nodes held constant, nothing flows through them to their
+    inputs; a node both there and in ``xs`` gets the gradient of the paths that end at it.
 
         >>> z = x * y; gx, gy = fg.gradients(z, [x, y])
     """
@@ -46,6 +67,7 @@ def gradients(ys, xs, grad_ys=None):
         if len(grad_ys) != len(ys):
             raise ValueError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
 
+    stops = set() if stop_gradients is None else {n.id for n in _as_list(stop_gradients)[0]}
     # the nodes ys depend on (iterative walk)
     seen = set()
     stack = [y for y in ys]
@@ -54,7 +76,7 @@ def gradients(ys, xs, grad_ys=None):
         if n.id in seen:
             continue
         seen.add(n.id)
-        if n.kind == "op":
+        if n.kind == "op" and n.id not in stops:
             stack.extend(n.inputs)
     order = sorted(seen)
     nodes = graph.nodes
@@ -63,13 +85,13 @@ def gradients(ys, xs, grad_ys=None):
     dep = set()
     for i in order:
         n = nodes[i]
-        if i in xset or (n.kind == "op" and n.op.differentiable
+        if i in xset or (n.kind == "op" and n.op.differentiable and i not in stops
                          and any(p.id in dep for p in n.inputs)):
             dep.add(i)
 
     contribs: dict = {}
     for y, gy in zip(ys, grad_ys):
-        if y.id not in dep or y.dtype.kind not in "fc":
+        if y.id not in dep or not _float(y):
             continue
         if gy is None:
             if y.shape is not None and None not in y.shape:
@@ -87,24 +109,35 @@ def gradients(ys, xs, grad_ys=None):
         cs = contribs.pop(i, None)
         if cs is None:
             continue
-        g = cs[0]
-        for c in cs[1:]:
-            g = g + c
         n = nodes[i]
+        tuple_rule = TUPLE_VJPS.get(n.op) if n.kind == "op" else None
+        if tuple_rule is not None:
+            g = _per_output(cs)
+        else:
+            g = cs[0]
+            for c in cs[1:]:
+                g = g + c
         if i in xset:
             grads[i] = g
-        if n.kind != "op" or not n.op.differentiable:
+        if n.kind != "op" or not n.op.differentiable or i in stops:
             continue
         attrs = n.attrs or {}
         vjps = n.op.vjps
+        in_grads = tuple_rule(n, g) if tuple_rule is not None else None
         for k, inp in enumerate(n.inputs):
-            if inp.id not in dep or inp.dtype.kind not in "fc":
+            if inp.id not in dep or not _float(inp):
                 continue
-            rule = vjps[k]
-            if rule is None or rule is ZERO:
-                continue
-            c = rule(g, n, *n.inputs, **attrs)
+            if in_grads is not None:
+                c = in_grads[k]
+            else:
+                rule = vjps[k]
+                if rule is None or rule is ZERO:
+                    continue
+                c = rule(g, n, *n.inputs, **attrs)
             if c is None or c is ZERO:
+                continue
+            if type(c) is OutputCotangent:
+                contribs.setdefault(inp.id, []).append(c)
                 continue
             c = as_node(c, graph)
             if not _same_shape(c.shape, inp.shape):
@@ -114,3 +147,12 @@ def gradients(ys, xs, grad_ys=None):
             contribs.setdefault(inp.id, []).append(c)
     out = [grads.get(x.id) for x in xs]
     return out if xs_list else out
+
+
+def _per_output(cotangents) -> dict:
+    """``output index -> summed cotangent`` of a tuple node's projections' contributions."""
+    out: dict = {}
+    for c in cotangents:
+        prev = out.get(c.index)
+        out[c.index] = c.value if prev is None else prev + c.value
+    return out

@@ -5,7 +5,7 @@ import contextlib
 import re
 import threading
 
-__all__ = ["Graph", "get_default_graph", "reset_default_graph", "name_scope"]
+__all__ = ["Graph", "SubGraph", "get_default_graph", "reset_default_graph", "name_scope"]
 
 _VALID = re.compile(r"[A-Za-z0-9_.\-/]+$")
 
@@ -117,6 +117,28 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<fastgraph.Graph with {len(self.nodes)} nodes>"
+
+
+class SubGraph(Graph):
+    """The graph a control-flow function is traced into (a loop's body, a branch of a cond).
+    A node of an enclosing graph used inside is *captured*: it becomes a placeholder here, and
+    the control-flow node built from the sub-graph takes the outer node as an input."""
+
+    def __init__(self, outer: Graph):
+        super().__init__()
+        self.outer = outer
+        self.captures: list = []        # (outer node, its placeholder here), in capture order
+        self.captured: dict = {}        # id(outer node) -> its placeholder or constant here
+        self.seed = outer.seed
+
+    def encloses(self, graph: Graph) -> bool:
+        """Whether ``graph`` is an enclosing graph of this one (its outer, or theirs...)."""
+        g = self.outer
+        while g is not None:
+            if g is graph:
+                return True
+            g = getattr(g, "outer", None)
+        return False
 
 
 _local = threading.local()

@@ -20,7 +20,7 @@ from .._core.errors import MixedKindsError
 from .._core.naming import register_namer
 from ..ops.methods import OpMethods
 from ..ops.torch_methods import TorchMethods
-from .graph import Graph, get_default_graph
+from .graph import Graph, SubGraph, get_default_graph
 
 __all__ = ["Node", "static_apply", "as_node", "attrs_key", "NODE_TYPES"]
 
@@ -91,8 +91,10 @@ class Node(TorchMethods, OpMethods):
     __hash__ = object.__hash__
 
     def __bool__(self):
-        raise TypeError(f"the truth value of a symbolic Node ({self.name!r}) is not defined; "
-                        f"use fg.where or run it in a Session")
+        raise TypeError(f"the truth value of a symbolic Node ({self.name!r}) is not defined: "
+                        f"a Python `if` or `while` on a traced value cannot run in a graph; "
+                        f"use fg.cond (if/else), fg.while_loop, fg.fori_loop or fg.scan (loops), "
+                        f"fg.where (elementwise choice), or run it in a Session")
 
     def _no_value(self, what: str):
         raise TypeError(f"{what} needs the value of symbolic Node {self.name!r}, which exists "
@@ -357,15 +359,75 @@ def _probe_shape(op, inputs, attrs):
 # ---- the static applier ------------------------------------------------------------------------
 
 
+#: how many control-flow functions are being traced into sub-graphs (on any thread): while
+#: none is, an operation's graph is its inputs' graph without asking for the default graph
+TRACING_SUBGRAPHS = [0]
+
+
+def _target_graph(op, args, graph):
+    """The graph an operation on ``args`` goes into while a sub-graph is traced: the innermost
+    of the inputs' graphs and the default graph, when the others enclose it (their nodes are
+    captured); two unrelated graphs are an error."""
+    target = graph
+    default = get_default_graph()
+    if isinstance(default, SubGraph) and default.encloses(graph):
+        target = default
+    for a in args:
+        if type(a) in NODE_TYPES and a.graph is not target:
+            g = a.graph
+            if isinstance(g, SubGraph) and g.encloses(target):
+                target = g
+            elif not (isinstance(target, SubGraph) and target.encloses(g)):
+                raise ValueError(f"{op.name}: cannot combine nodes of two different graphs "
+                                 f"({a.name!r} is from another graph)")
+    for a in args:      # (a second pass: the target may have moved inwards)
+        if type(a) in NODE_TYPES and a.graph is not target and not (
+                isinstance(target, SubGraph) and target.encloses(a.graph)):
+            raise ValueError(f"{op.name}: cannot combine nodes of two different graphs "
+                             f"({a.name!r} is from another graph)")
+    return target
+
+
+def capture(graph, node):
+    """``node`` of an enclosing graph as seen inside sub-graph ``graph``: a constant is copied,
+    anything else becomes a placeholder that the control-flow node feeds from outside."""
+    if node.graph is graph:
+        return node
+    inner = graph.captured.get(id(node))
+    if inner is not None:
+        return inner
+    if node.graph is not graph.outer:
+        node = capture(graph.outer, node)
+        inner = graph.captured.get(id(node))
+        if inner is not None:
+            return inner
+    if node.kind == "const":
+        inner = Node(graph, CONST, (), None, node.shape, node.dtype,
+                     graph.unique_name("Const", False), kind="const", value=node.value,
+                     weak=node.weak)
+    else:
+        inner = Node(graph, PLACEHOLDER, (), None, node.shape, node.dtype,
+                     graph.unique_name("captured/" + node.name.replace(":", "_")),
+                     kind="placeholder", weak=node.weak, value=node.value if node.weak
+                     else None)
+        graph.captures.append((node, inner))
+    graph.captured[id(node)] = inner
+    return inner
+
+
 def static_apply(op: OpDef, args: tuple, attrs):
     graph = None
+    mixed = False
     for a in args:
         if type(a) in NODE_TYPES:
             if graph is None:
                 graph = a.graph
             elif a.graph is not graph:
-                raise ValueError(f"{op.name}: cannot combine nodes of two different graphs "
-                                 f"({a.name!r} is from another graph)")
+                mixed = True
+    if graph is not None and (mixed or TRACING_SUBGRAPHS[0]):
+        graph = _target_graph(op, args, graph)
+        args = tuple(capture(graph, a) if type(a) in NODE_TYPES and a.graph is not graph
+                     else a for a in args)
     inputs = []
     for a in args:
         if type(a) in NODE_TYPES:

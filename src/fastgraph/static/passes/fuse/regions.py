@@ -210,7 +210,7 @@ def sinks(order, outputs) -> set:
             continue
         u = us[0]
         if (u.kind == "op" and not u.op.broadcasting and not u.op.compares
-                and compute_dtype(u) == compute_dtype(p)
+                and compute_dtype(u) == compute_dtype(p) and u.shape is not None
                 and tuple(u.shape) == tuple(p.shape)):
             found.add(id(p))
     return found

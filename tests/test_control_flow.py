@@ -1,0 +1,350 @@
+"""Control flow (fg.scan, fg.while_loop, fg.fori_loop, fg.cond): one table of programs, each
+against the same program unrolled by Python (values, gradients, second order) in eager mode,
+a Session and fg.function, in float32 and float64; finite differences; the one-branch rule;
+the RNN in all three modes; the error messages."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fastgraph as fg
+from fastgraph.extend import defvjp, primitive
+
+RNG = np.random.default_rng(7)
+W = RNG.standard_normal((3, 3)) * 0.4
+XS = RNG.standard_normal((5, 3))
+
+
+# ---- the table: (control-flow program, the same program unrolled), each x -> scalar ----------
+def scan_rnn(x):
+    c, ys = fg.scan(lambda h, xt: (fg.tanh(h @ _w(x) + xt * x), fg.sum(h)), x * 0.0,
+                    _xs(x))
+    return fg.mean(c ** 2) + fg.sum(ys)
+
+
+def scan_rnn_ref(x):
+    h, s = x * 0.0, 0.0
+    for xt in _xs(x):
+        h, s = fg.tanh(h @ _w(x) + xt * x), s + fg.sum(h)
+    return fg.mean(h ** 2) + s
+
+
+def scan_reverse_tree(x):
+    def f(c, xt):
+        return {"a": c["a"] * fg.cos(xt[0]) + x, "b": c["b"] + c["a"]}, (c["a"] * x, xt[1])
+    c, (ya, yb) = fg.scan(f, {"a": x, "b": x * 0.5}, (_xs(x, 0.5), _xs(x)), reverse=True)
+    return fg.sum(c["a"] * c["b"]) + fg.sum(ya ** 2) + fg.sum(yb)
+
+
+def scan_reverse_tree_ref(x):
+    c = {"a": x, "b": x * 0.5}
+    s = 0.0
+    for t in reversed(range(len(XS))):
+        s = s + fg.sum((c["a"] * x) ** 2) + fg.sum(_xs(x)[t])
+        c = {"a": c["a"] * fg.cos(_xs(x, 0.5)[t]) + x, "b": c["b"] + c["a"]}
+    return fg.sum(c["a"] * c["b"]) + s
+
+
+def scan_length(x):
+    c, _ = fg.scan(lambda c, _: (fg.sin(c) * x, None), x, length=4)
+    return fg.sum(c)
+
+
+def scan_length_ref(x):
+    c = x
+    for _ in range(4):
+        c = fg.sin(c) * x
+    return fg.sum(c)
+
+
+def scan_nested(x):
+    def outer(c, xt):
+        inner, _ = fg.scan(lambda d, z: (d * fg.cos(z + c), None), c, xt[:2])
+        return inner + x, fg.sum(inner)
+    c, ys = fg.scan(outer, x, _xs(x))
+    return fg.sum(c) + fg.sum(ys)
+
+
+def scan_nested_ref(x):
+    c, s = x, 0.0
+    for xt in _xs(x):
+        d = c
+        for z in xt[:2]:
+            d = d * fg.cos(z + c)
+        c, s = d + x, s + fg.sum(d)
+    return fg.sum(c) + s
+
+
+def while_data(x):
+    _, y = fg.while_loop(lambda i, y: fg.sum(y * y) < 40.0,
+                         lambda i, y: (i + 1, y * 1.5 + fg.sin(y) * x), (0, x))
+    return fg.sum(y)
+
+
+def while_data_ref(x):
+    y = x
+    while float(np.sum(np.asarray(_value(y)) ** 2)) < 40.0:
+        y = y * 1.5 + fg.sin(y) * x
+    return fg.sum(y)
+
+
+def while_max(x):
+    (y,) = fg.while_loop(lambda y: fg.sum(y) < 1e9, lambda y: [fg.exp(y * 0.3) * x],
+                         [x], maximum_iterations=3)
+    return fg.sum(y)
+
+
+def while_max_ref(x):
+    y = x
+    for _ in range(3):
+        y = fg.exp(y * 0.3) * x
+    return fg.sum(y)
+
+
+def fori(x):
+    return fg.sum(fg.fori_loop(1, 4, lambda i, v: fg.sin(v) * i + x, x))
+
+
+def fori_ref(x):
+    v = x
+    for i in range(1, 4):
+        v = fg.sin(v) * i + x
+    return fg.sum(v)
+
+
+def cond_pos(x):
+    out = fg.cond(fg.sum(x) > 0, lambda a, b: fg.sin(a) * b, lambda a, b: a * a * b, x, x + 1)
+    return fg.sum(out)
+
+
+def cond_pos_ref(x):
+    return fg.sum(fg.sin(x) * (x + 1) if float(np.sum(_value(x))) > 0 else x * x * (x + 1))
+
+
+def cond_in_scan(x):
+    def f(c, xt):
+        c = fg.cond(xt[0] > 0, lambda: c * fg.cos(xt), lambda: c + xt * x)
+        return c, None
+    return fg.sum(fg.scan(f, x, _xs(x))[0] ** 2)
+
+
+def cond_in_scan_ref(x):
+    c = x
+    for xt in _xs(x):
+        c = c * fg.cos(xt) if xt[0] > 0 else c + xt * x
+    return fg.sum(c ** 2)
+
+
+def _w(x):
+    return W.astype(x.dtype)
+
+
+def _xs(x, scale=1.0):
+    return (XS * scale).astype(x.dtype)
+
+
+def _value(v):
+    return v.data if isinstance(v, fg.Tensor) else v
+
+
+PROGRAMS = {
+    "scan_rnn": (scan_rnn, scan_rnn_ref),
+    "scan_reverse_tree": (scan_reverse_tree, scan_reverse_tree_ref),
+    "scan_length": (scan_length, scan_length_ref),
+    "scan_nested": (scan_nested, scan_nested_ref),
+    "while_data_dependent": (while_data, while_data_ref),
+    "while_maximum_iterations": (while_max, while_max_ref),
+    "fori_loop": (fori, fori_ref),
+    "cond_both_branches": (cond_pos, cond_pos_ref),
+    "cond_in_scan": (cond_in_scan, cond_in_scan_ref),
+}
+POINTS = [np.array([0.3, -0.2, 0.5]), np.array([-0.6, 0.1, -0.4])]
+TOL = {np.float64: 1e-10, np.float32: 2e-4}
+
+
+def _session(fn, x, order):
+    """``fn``'s value and gradient (``order`` 1) or Hessian (2) with fg.gradients in a
+    Session."""
+    g = fg.Graph()
+    with g.as_default():
+        p = fg.placeholder(x.dtype, x.shape)
+        y = fn(p)
+        grad = fg.gradients(y, p)[0]
+        fetch = [y, grad] if order == 1 else [fg.gradients(grad[i], p)[0] for i in range(3)]
+        with fg.Session() as sess:
+            return sess.run(fetch, {p: x})
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("point", range(len(POINTS)))
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_values_and_gradients_match_unrolled(name, point, dtype):
+    fn, ref = PROGRAMS[name]
+    x = POINTS[point].astype(dtype)
+    want, want_g = fg.value_and_grad(ref)(x)
+    tol = TOL[dtype]
+    for got, got_g in [fg.value_and_grad(fn)(x),                       # eager: Python loops
+                       fg.function(fg.value_and_grad(fn))(x),           # traced: graph ops
+                       _session(fn, x, 1)]:
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+        np.testing.assert_allclose(got_g, want_g, rtol=tol, atol=tol)
+        assert np.asarray(got_g).dtype == dtype
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_second_order_matches_unrolled(name):
+    fn, ref = PROGRAMS[name]
+    x = POINTS[0]
+    want = fg.hessian(ref)(x)
+    np.testing.assert_allclose(fg.function(fg.hessian(fn))(x), want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(np.array(_session(fn, x, 2)), want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(fg.hessian(fn)(x), want, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_gradients_match_finite_differences(name):
+    fn, _ = PROGRAMS[name]
+    x = POINTS[1]
+    f = fg.function(fn)
+    eps = 1e-6
+    fd = [(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(fg.function(fg.grad(fn))(x), fd, rtol=1e-6, atol=1e-7)
+
+
+def test_while_gradient_with_data_dependent_trip_count():
+    f = fg.function(fg.value_and_grad(while_data))
+    trips = []
+    for scale in (0.2, 1.0, 3.0):       # 1 to many iterations, one trace
+        x = POINTS[0] * scale
+        (v, g), (rv, rg) = f(x), fg.value_and_grad(while_data_ref)(x)
+        np.testing.assert_allclose(v, rv, rtol=1e-12)
+        np.testing.assert_allclose(g, rg, rtol=1e-10)
+        trips_now, _ = fg.function(lambda x: fg.while_loop(
+            lambda i, y: fg.sum(y * y) < 40.0, lambda i, y: (i + 1, y * 1.5 + fg.sin(y) * x),
+            (0, x)))(x)
+        trips.append(int(trips_now))
+    assert len(set(trips)) == 3
+
+
+# ---- NumPy loops, eager numbers --------------------------------------------------------------
+def test_scan_matches_a_numpy_loop_and_keeps_y_order_when_reversed():
+    xs = np.arange(1.0, 6.0)
+    for reverse in (False, True):
+        c, ys = fg.function(lambda xs: fg.scan(lambda c, x: (c * 0.5 + x, c), 1.0, xs,
+                                               reverse=reverse))(xs)
+        want_c, want_ys = 1.0, np.zeros(5)
+        for t in (reversed(range(5)) if reverse else range(5)):
+            want_ys[t] = want_c
+            want_c = want_c * 0.5 + xs[t]
+        np.testing.assert_allclose(c, want_c)
+        np.testing.assert_allclose(ys, want_ys)
+
+
+def test_plain_values_run_python():
+    assert fg.fori_loop(0, 5, lambda i, v: v + i, 0) == 10
+    assert fg.while_loop(lambda i: i < 3, lambda i: i + 1, [0]) == [3]
+    assert fg.cond(False, lambda a: a + 1, lambda a: a - 1, 5) == 4
+    c, ys = fg.scan(lambda c, x: (c + x, c * x), 0.0, np.arange(4.0))
+    assert c == 6.0 and ys.tolist() == [0.0, 0.0, 2.0, 9.0]
+
+
+# ---- cond runs one branch ----------------------------------------------------------------
+def _counting_op():
+    calls = {"n": 0}
+
+    @primitive
+    def counted(a):
+        calls["n"] += 1
+        return a * 2.0
+
+    defvjp(counted, lambda ans, a: lambda g: g * 2.0)
+    return counted, calls
+
+
+@pytest.mark.parametrize("x, branch", [(1.0, "true"), (-1.0, "false")])
+def test_cond_runs_only_the_branch_taken(x, branch):
+    counted_t, calls_t = _counting_op()
+    counted_f, calls_f = _counting_op()
+    f = fg.function(lambda x: fg.cond(x > 0, lambda: counted_t(x), lambda: counted_f(x) + 1.0))
+    f(x)
+    before = (calls_t["n"], calls_f["n"])
+    for _ in range(3):
+        f(x)
+    ran = (calls_t["n"] - before[0], calls_f["n"] - before[1])
+    assert ran == ((3, 0) if branch == "true" else (0, 3))
+
+
+# ---- the RNN in three modes ----------------------------------------------------------------------
+def _rnn_loss(Wx, Wh, b, xs):
+    def step(h, x):
+        h = fg.tanh(x @ Wx + h @ Wh + b)
+        return h, None
+    h, _ = fg.scan(step, np.zeros((xs.shape[1], Wh.shape[0]), Wx.dtype), xs)
+    return fg.mean(h ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rnn_scan_eager_static_function_agree(dtype):
+    rng = np.random.default_rng(0)
+    Wx, Wh = [(rng.standard_normal(s) * 0.3).astype(dtype) for s in ((4, 8), (8, 8))]
+    b = (rng.standard_normal(8) * 0.1).astype(dtype)
+    xs = rng.standard_normal((6, 2, 4)).astype(dtype)
+    vg = fg.value_and_grad(_rnn_loss, argnums=(0, 1, 2))
+    eager = vg(Wx, Wh, b, xs)
+    traced = fg.function(vg)(Wx, Wh, b, xs)
+    g = fg.Graph()
+    with g.as_default():
+        vs = [fg.Variable(v) for v in (Wx, Wh, b)]
+        X = fg.placeholder(dtype, (None, 2, 4))
+        loss = _rnn_loss(*vs, X)
+        with fg.Session() as sess:
+            sess.run(fg.global_variables_initializer())
+            static = sess.run([loss, fg.gradients(loss, vs)], {X: xs})
+            text = sess.explain(fg.gradients(loss, vs), {X: xs})
+    tol = TOL[dtype]
+    for v, gs in (traced, static):
+        np.testing.assert_allclose(v, eager[0], rtol=tol)
+        for a, e in zip(gs, eager[1]):
+            np.testing.assert_allclose(a, e, rtol=tol, atol=tol)
+            assert a.dtype == dtype
+    assert "[sub-plan scan/body]" in text and "[sub-plan scan/body/grad]" in text
+
+
+# ---- errors ------------------------------------------------------------------------------------
+def _trace_error(fn, x=np.ones(3)):
+    with pytest.raises((TypeError, ValueError)) as e:
+        fg.function(fn)(x)
+    return str(e.value)
+
+
+ERRORS = [
+    ("python if", lambda x: x * 2 if fg.sum(x) > 0 else x, ["fg.cond", "fg.while_loop"]),
+    ("python while", lambda x: _while_python(x), ["fg.while_loop", "fg.scan"]),
+    ("cond shapes", lambda x: fg.cond(x[0] > 0, lambda: x, lambda: x[:2]),
+     ["cond", "true_fun", "(3,)", "false_fun", "(2,)"]),
+    ("cond dtypes", lambda x: fg.cond(x[0] > 0, lambda: x, lambda: x.astype(np.float32)),
+     ["true_fun", "float64", "false_fun", "float32"]),
+    ("cond structure", lambda x: fg.cond(x[0] > 0, lambda: (x, x), lambda: x),
+     ["same structure"]),
+    ("cond float pred", lambda x: fg.cond(x[0], lambda: x, lambda: x), ["boolean", "float64"]),
+    ("cond vector pred", lambda x: fg.cond(x > 0, lambda: x, lambda: x), ["scalar", "(3,)"]),
+    ("scan carry shape", lambda x: fg.scan(lambda c, t: (c[:2], t), x, x),
+     ["carry", "(3,)", "(2,)"]),
+    ("scan pair", lambda x: fg.scan(lambda c, t: c, x, x), ["pair (carry, y)"]),
+    ("scan no length", lambda x: fg.scan(lambda c, t: (c, t), x), ["length"]),
+    ("while body arity", lambda x: fg.while_loop(lambda a, b: a[0] < 1, lambda a, b: a,
+                                                 (x, x)), ["2 loop variable(s)"]),
+]
+
+
+def _while_python(x):
+    while fg.sum(x) < 10:
+        x = x * 2
+    return x
+
+
+@pytest.mark.parametrize("name, fn, words", ERRORS, ids=[e[0] for e in ERRORS])
+def test_error_messages(name, fn, words):
+    msg = _trace_error(fn)
+    for w in words:
+        assert w in msg, msg
