@@ -48,10 +48,12 @@ from .._core.tree import (LEAF, find_leaf, flatten, from_key, is_keyed, key_of, 
 from ..eager.tape import is_grad_enabled     # (the C thread-local itself: on every call)
 from ..static.graph import Graph
 from ..static.node import NODE_TYPES, PLACEHOLDER, Node, as_node
+from ..static.executor import UNINIT
 from ..static.session import Session
 from ..static.variables import Variable, _make_assign, placeholder
 
-__all__ = ["function", "clear_caches", "tracing_graph", "Function", "BoundFunction"]
+__all__ = ["function", "clear_caches", "tracing_graph", "capture_variable", "Function",
+           "BoundFunction"]
 
 
 #: Python scalars stay *weak* (NumPy 2 / JAX promotion: ``float32_array * 2.0`` is float32,
@@ -75,6 +77,50 @@ def tracing_graph():
     transforms differentiate symbolically there even when only a closure holds a Node."""
     graphs = getattr(_TRACING, "graphs", ())
     return graphs[-1] if graphs else None
+
+
+def capture_variable(tensor, graph: Graph, name: str = "captured"):
+    """The Variable that stands for the eager ``tensor`` (a module's parameter or buffer) in
+    ``graph``, made once per graph.  In an ``fg.function`` trace its value in every run is the
+    tensor's own array (read at each call), and an assignment to it made in the trace runs with
+    the plan and lands in that array; in a graph run by a ``Session`` it is an ordinary Variable
+    whose initial value is the tensor's value when it was captured."""
+    captured = graph.__dict__.setdefault("_captured", {})
+    entry = captured.get(id(tensor))
+    if entry is not None and entry[0] is tensor:
+        return entry[1]
+    with graph.as_default():
+        var = Variable(tensor, name=name, trainable=bool(getattr(tensor, "requires_grad", False)))
+    captured[id(tensor)] = (tensor, var)
+    return var
+
+
+def _captured_updates(graph: Graph, n0: int) -> list:
+    """The assignments made in a trace (from node ``n0`` on) to captured variables: they run
+    with every call, as a module's in-place updates do in eager code."""
+    captured = graph.__dict__.get("_captured")
+    if not captured:
+        return []
+    targets = {id(var) for _, var in captured.values()}
+    inits = {id(var.initializer) for _, var in captured.values()}
+    return [n for n in graph.nodes[n0:] if n.kind == "assign" and id(n.value) in targets and
+            id(n) not in inits]
+
+
+def _bind_captured(t, store) -> None:
+    for idx, tensor in t.captured:
+        store[idx] = tensor.data
+
+
+def _write_back_captured(t, store) -> None:
+    """An update the plan did not write in place into the tensor's array is copied there (the
+    eager side keeps its arrays, so optimizers holding them see the new values)."""
+    for idx, tensor in t.captured:
+        v = store[idx]
+        d = tensor.data
+        if v is not d:
+            np.copyto(d, v)
+            store[idx] = d
 
 
 class _Structured(Exception):
@@ -136,7 +182,8 @@ def _feed(v):
 
 
 class _Traced:
-    __slots__ = ("plan", "rebuild", "store", "graph", "feed_pos", "donated", "paired", "strong")
+    __slots__ = ("plan", "rebuild", "store", "graph", "feed_pos", "donated", "paired", "strong",
+                 "captured")
 
 
 def _memory_owner(v):
@@ -330,8 +377,16 @@ class Function:
             fetches = list(leaves)
             for k, var in paired:   # the output becomes "var = value"; its value is read back
                 fetches[k] = _make_assign(var, leaves[k], f"{var.name}/donated", operation=True)
+            fetches += _captured_updates(g, n0)
             sess = Session(g, disable=self.disable)
             t = _Traced()
+            t.captured = [(var.var_index, tensor) for tensor, var in
+                          g.__dict__.get("_captured", {}).values()]
+            if t.captured:
+                need = max(idx for idx, _ in t.captured) + 1
+                if len(sess._store) < need:
+                    sess._store.extend([UNINIT] * (need - len(sess._store)))
+                _bind_captured(t, sess._store)
             t.plan = sess._compile(fetches, phs, [_feed(vals[i]) for i in feed_pos],
                                    native_scalars=False)
             t.rebuild = rebuild
@@ -371,6 +426,8 @@ class Function:
             t = self.trace(vals, kwargs, structure)
             if sig is not None:
                 self._cache[sig] = t
+        if t.captured:
+            return self._call_captured(t, vals)
         if t.feed_pos is None:
             return t.rebuild(t.plan.run([_feed(v) for v in vals], t.store))
         if t.strong:
@@ -390,6 +447,20 @@ class Function:
         vals = [v if type(v) is np.ndarray else _arg_value(v) for v in leaves]
         return vals, (tuple(keys), tuple(offsets))
 
+    def _call_captured(self, t: _Traced, vals: list):
+        """A run reading (and perhaps updating) captured eager tensors: their current arrays
+        are the variables' values for the run, and the updates end up in those arrays."""
+        _bind_captured(t, t.store)
+        if t.feed_pos is None:
+            res = t.plan.run([_feed(v) for v in vals], t.store)
+            _write_back_captured(t, t.store)
+            return t.rebuild(res)
+        if t.strong:
+            vals = list(vals)
+            for i in t.strong:
+                vals[i] = _WEAK[type(vals[i])].type(vals[i])
+        return self._call_donating(t, vals)   # (it writes the updates back)
+
     def _call_donating(self, t: _Traced, vals: list):
         """A run whose feeds are not simply the arguments: some are donated (variables) or
         weak scalars traced strong (``t.strong``)."""
@@ -408,6 +479,8 @@ class Function:
                 shared = owners.count(owners[i]) > 1 and _memory_owner(vals[i]) is not None
                 store[idx] = _donatable(vals[i], dtype, shared)
         res = t.plan.run(feeds, store)
+        if t.captured:
+            _write_back_captured(t, store)
         for k, idx in t.paired:
             v = store[idx]
             res[k] = v[()] if v.ndim == 0 else v   # 0-d: a NumPy scalar, as undonated results

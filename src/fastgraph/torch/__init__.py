@@ -157,3 +157,4 @@ def einsum(equation, *operands):
 
 
 from . import autograd  # noqa: E402
+from . import nn  # noqa: E402,F401
