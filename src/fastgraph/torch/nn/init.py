@@ -36,7 +36,11 @@ def _fill(tensor, values: np.ndarray) -> Tensor:
 
 
 def _rng(generator):
-    return generator if generator is not None else random_state.generator()
+    """The NumPy generator to draw from: the process's (seeded by ``torch.manual_seed`` and
+    ``fg.random.seed``), a ``torch.Generator``'s, or a NumPy ``Generator`` given directly."""
+    if generator is None:
+        return random_state.generator()
+    return generator._rng() if hasattr(generator, "_rng") else generator
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:

@@ -12,6 +12,7 @@ from ... import nn_ops as N
 from ... import ops as _F
 from ...eager.grad_mode import no_grad
 from ...static.variables import assign as _assign
+from .._functions import get_default_dtype
 from . import functional as Fn
 from . import init
 from .module import Module, _binding_graph
@@ -26,13 +27,10 @@ __all__ = [
     "GroupNorm", "Embedding", "Flatten", "Unflatten",
 ]
 
-_DEFAULT_DTYPE = np.float32
-
-
 def _dtype(dtype) -> np.dtype:
-    """A module's parameter dtype: float32 unless told (PyTorch's default dtype)."""
+    """A module's parameter dtype: ``torch.get_default_dtype()`` (float32) unless told."""
     if dtype is None:
-        return np.dtype(_DEFAULT_DTYPE)
+        return np.dtype(get_default_dtype())
     dt = np.dtype(getattr(dtype, "numpy_dtype", dtype))
     if dt.kind != "f":
         raise TypeError(f"module parameters must have a floating dtype, got {dt}")
