@@ -419,9 +419,9 @@ def test_adam_updates_its_moments_in_place_when_errors_do_not_raise():
     opt = fg.optim.Adam([p], lr=0.1)
     p.grad = fg.tensor(np.full(4, 0.5))
     opt.step()
-    m, v = opt._state[id(p)][1], opt._state[id(p)][2]
+    m, v = opt.state[p]["exp_avg"].data, opt.state[p]["exp_avg_sq"].data
     opt.step()
-    assert opt._state[id(p)][1] is m and opt._state[id(p)][2] is v   # no copies per step
+    assert opt.state[p]["exp_avg"].data is m and opt.state[p]["exp_avg_sq"].data is v  # no copies
     with np.errstate(over="raise"):                       # strict: computed first, same values
         ref = fg.tensor(np.ones(4), requires_grad=True)
         opt2 = fg.optim.Adam([ref], lr=0.1)
