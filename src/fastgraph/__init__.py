@@ -23,7 +23,7 @@ from .eager.factories import (arange, eye, full, ones, ones_like, rand, randn, z
                               zeros_like)
 from .eager.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .bridge.transforms import (elementwise_grad, grad, hessian, hessian_vector_product, hvp,
-                                jacobian, value_and_grad)
+                                jacfwd, jacobian, jvp, linearize, make_jvp, value_and_grad)
 
 bool_ = __import__("numpy").bool_
 

@@ -19,9 +19,9 @@ from .. import ops as F
 from . import grad_mode as _gm
 from .autograd import grad as _autograd_grad
 from .tensor import Tensor
-from .._core.tree import find_leaf, map_structure
+from .._core.tree import find_leaf, flatten, map_structure
 
-__all__ = ["value_and_grad", "jacobian", "inside_transform"]
+__all__ = ["value_and_grad", "jacobian", "linearize", "inside_transform"]
 
 
 def _is_traced(x) -> bool:
@@ -180,6 +180,71 @@ def jacobian(fun, args, kwargs, nums, single: bool):
 
         result = map_structure(jac, out)
     return result if nested else _numpy(result)
+
+
+class Linearized:
+    """``fun`` evaluated at its primals, with the graph of its vector-Jacobian product kept, so
+    that Jacobian-vector products come by differentiating that product with respect to its
+    cotangent (it is linear in the cotangent: the transpose of the transpose is the Jacobian).
+    ``out`` and ``aux`` are the raw results (Tensors); ``push(tangents)`` takes one tangent per
+    differentiated array, in order, and gives the output's tangents in the output's structure;
+    ``export`` turns results into what the transform returns (NumPy values unless nested)."""
+
+    def __init__(self, fun, outs, rebuild, aux, push_flat, watched, nested):
+        self.fun, self.outs, self.rebuild, self.aux = fun, outs, rebuild, aux
+        self.out = rebuild(outs)
+        self.push_flat, self.watched, self.nested = push_flat, watched, nested
+
+    def push(self, tangents):
+        """The output's tangents for ``tangents`` (one per differentiated array, in order;
+        None for a zero tangent)."""
+        return self.rebuild(self.push_flat(tangents))
+
+    def export(self, v):
+        return v if self.nested else _numpy(v)
+
+
+def linearize(fun, args, kwargs, nums, has_aux: bool = False, transform: str = "jvp"):
+    """``fun`` at ``args`` linearized in ``args[nums]`` (see :class:`Linearized`): one forward
+    pass and one backward pass with ``create_graph=True`` taking the cotangents as inputs that
+    require grad; each ``push`` is then one more backward pass, from the cotangents' gradient
+    seeded with the tangents, through the graph the first one recorded."""
+    nested = inside_transform() or any(_any_traced(args[i]) for i in nums)
+    with _scope(fun):
+        args, watched = _watch_args(args, nums)
+        out = fun(*args, **kwargs)
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError("has_aux=True requires the function to return a pair "
+                                "(value, aux)")
+            out, aux = out
+        leaves: list = []
+        rebuild = flatten(out, leaves)
+        outs = [_output_tensor(o, fun, transform) for o in leaves]
+        cotangents = [Tensor(np.zeros(o.shape, dtype=o.dtype), requires_grad=True)
+                      for o in outs]
+        live = [k for k, o in enumerate(outs) if o.requires_grad]
+        if live and watched:
+            vjps = _autograd_grad([outs[k] for k in live], watched,
+                                  grad_outputs=[cotangents[k] for k in live],
+                                  create_graph=True, allow_unused=True)
+        else:
+            vjps = (None,) * len(watched)
+
+    def push_flat(tangents):
+        pairs = [(g, t) for g, t in zip(vjps, tangents)
+                 if g is not None and t is not None and g.requires_grad]
+        with _scope(fun):
+            if pairs:
+                res = _autograd_grad([g for g, _ in pairs], cotangents,
+                                     grad_outputs=[t for _, t in pairs], retain_graph=True,
+                                     create_graph=nested, allow_unused=True)
+            else:
+                res = (None,) * len(cotangents)
+        return [_zeros_like(o) if r is None else r for o, r in zip(outs, res)]
+
+    return Linearized(fun, outs, rebuild, aux, push_flat, watched, nested)
 
 
 def _output_tensor(out, fun, transform: str) -> Tensor:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as F
-from .._core.tree import find_leaf, map_structure
+from .._core.tree import find_leaf, flatten, map_structure
 from .gradients import gradients
 from .node import NODE_TYPES, as_node
 
-__all__ = ["value_and_grad", "jacobian", "JACOBIAN_MAX_OUTPUTS"]
+__all__ = ["value_and_grad", "jacobian", "linearize", "JACOBIAN_MAX_OUTPUTS"]
 
 
 def _is_node(v) -> bool:
@@ -121,3 +121,59 @@ def jacobian(fun, args, kwargs, nums, single, graph=None):
         return _per_argument(templates, jacs, xs, graph, single)
 
     return map_structure(jac, out)
+
+
+class Linearized:
+    """The symbolic counterpart of ``fastgraph.eager.transforms.Linearized``: ``out``, ``aux``
+    and what ``push`` gives are Nodes."""
+
+    nested = True
+
+    def __init__(self, fun, outs, rebuild, aux, push_flat, watched):
+        self.fun, self.outs, self.rebuild, self.aux = fun, outs, rebuild, aux
+        self.out = rebuild(outs)
+        self.push_flat, self.watched = push_flat, watched
+
+    def push(self, tangents):
+        return self.rebuild(self.push_flat(tangents))
+
+    def export(self, v):
+        return v
+
+
+def linearize(fun, args, kwargs, nums, has_aux=False, graph=None, transform="jvp"):
+    """``fun`` linearized on Node arguments, or inside an ``fg.function`` trace of ``graph``:
+    the vector-Jacobian product's gradient nodes built with new ``identity`` nodes standing for
+    the cotangents, and each ``push`` the gradient of those nodes with respect to the
+    cotangents, seeded with the tangents (the eager transform's passes, as Nodes)."""
+    graph, args, xs, templates = _differentiated_args(args, nums, graph)
+    out = fun(*args, **kwargs)
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError("has_aux=True requires the function to return a pair (value, aux)")
+        out, aux = out
+    name = getattr(fun, "__name__", fun)
+    leaves: list = []
+    rebuild = flatten(out, leaves)
+    outs = []
+    for o in leaves:
+        if isinstance(o, (list, tuple, dict, str)):
+            raise TypeError(f"{transform} of {name!r}: the function must return arrays, got "
+                            f"{type(o).__name__}")
+        o = as_node(o, graph)
+        if o.dtype.kind not in "fc":
+            raise TypeError(f"{transform} of {name!r}: the output has dtype {o.dtype}; only "
+                            f"floating-point outputs can be differentiated")
+        outs.append(o)
+    cotangents = [F.identity(_zero_gradient(o, graph)) for o in outs]
+    vjps = gradients(outs, xs, grad_ys=cotangents) if outs and xs else [None] * len(xs)
+
+    def push_flat(tangents):
+        pairs = [(g, as_node(t, graph, g.dtype)) for g, t in zip(vjps, tangents)
+                 if g is not None and t is not None]
+        res = gradients([g for g, _ in pairs], cotangents, grad_ys=[t for _, t in pairs]) \
+            if pairs and cotangents else [None] * len(cotangents)
+        return [_zero_gradient(o, graph) if r is None else r for o, r in zip(outs, res)]
+
+    return Linearized(fun, outs, rebuild, aux, push_flat, xs)
