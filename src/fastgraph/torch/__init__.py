@@ -156,5 +156,5 @@ def einsum(equation, *operands):
     return _F.einsum(equation, *operands)
 
 
-from . import autograd, optim  # noqa: E402
+from . import autograd, optim, utils  # noqa: E402
 from . import nn  # noqa: E402,F401
