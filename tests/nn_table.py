@@ -14,6 +14,7 @@ import numpy as np
 from optable import OpCase
 
 import fastgraph.nn_ops as N
+from fastgraph import ops as _ops
 
 __all__ = ["CASES", "NN_CASES", "NN_CASES_BY_NAME", "nn_case_params"]
 
@@ -127,6 +128,11 @@ case("linear", lambda x, w, b: N.linear(x, w, b), [((2, 3, 4), "real"), ((5, 4),
      lambda x, w, b: _tf().linear(x, w, b))
 case("linear-nobias", lambda x, w: N.linear(x, w), [((3, 4), "real"), ((2, 4), "real")],
      lambda x, w: _tf().linear(x, w))
+# linear's product (a weight stored (out, in)), its weight gradient in the weight's layout
+case("matmul_nt", lambda a, b: _ops.matmul_nt(a, b), [((3, 4), "real"), ((5, 4), "real")],
+     lambda a, b: a @ b.T)
+case("matmul_nt-batched", lambda a, b: _ops.matmul_nt(a, b),
+     [((2, 3, 4), "real"), ((5, 4), "real")], lambda a, b: a @ b.T)
 case("bilinear", lambda a, b, w, c: N.bilinear(a, b, w, c),
      [((3, 2), "real"), ((3, 4), "real"), ((5, 2, 4), "real"), ((5,), "real")],
      lambda a, b, w, c: _tf().bilinear(a, b, w, c))

@@ -14,9 +14,14 @@ weights and data for every candidate:
   NCHW layout), ``backward()``, ``fg.optim.SGD``;
 * ``fastgraph_function``: the whole step as one ``@fg.function`` returning the loss and the new
   parameters, the old ones donated (JAX's idiom), so the updates are written in place; its
-  plan runs bias + ReLU inside the convolution (the ``fuse`` pass's epilogues).
+  plan runs bias + ReLU inside the convolution (the ``fuse`` pass's epilogues);
+* ``fastgraph_nn``: the same network as a ``fastgraph.torch.nn`` module (``nn.Sequential`` of
+  ``Conv2d``, ``ReLU``, ``MaxPool2d``, ``Flatten``, ``Linear``), eager, ``fg.optim.SGD``;
+* ``fastgraph_nn_function``: that module's step under ``@fg.function``: the parameters are the
+  plan's variables (their own arrays), updated in place by the traced SGD assignments.
 
-Targets: eager <= 1.0x PyTorch eager; ``@fg.function`` <= 0.8x PyTorch eager and <= 1.0x JAX jit.
+Targets: eager <= 1.0x PyTorch eager; ``@fg.function`` <= 0.8x PyTorch eager and <= 1.0x JAX jit;
+the same for the module versions.
 
 Method: ``fastgraph.bench.timing.compare``: rounds of 10 training steps per candidate, in a
 shuffled order each round, after one warm-up round (JIT compilation), each block after a short
@@ -41,7 +46,8 @@ LR = 0.01
 STEPS = 10
 ROUNDS = 15
 TARGETS = {("fastgraph", "torch"): 1.0, ("fastgraph_function", "torch"): 0.8,
-           ("fastgraph_function", "jax_jit"): 1.0}
+           ("fastgraph_function", "jax_jit"): 1.0, ("fastgraph_nn", "torch"): 1.0,
+           ("fastgraph_nn_function", "torch"): 0.8, ("fastgraph_nn_function", "jax_jit"): 1.0}
 #: parameter shapes in PyTorch's layout: conv weights (out, in, kh, kw), linear (out, in)
 SHAPES = [(8, 1, 5, 5), (8,), (16, 8, 5, 5), (16,), (120, 400), (120,), (10, 120), (10,)]
 
@@ -178,6 +184,57 @@ def fastgraph_function_step_fn(X, y, params0):
     return step
 
 
+def lenet_module(params0):
+    """The network as a ``fastgraph.torch.nn`` module holding ``params0`` (PyTorch's layout and
+    parameter names, loaded through ``load_state_dict``)."""
+    import fastgraph.torch.nn as nn
+
+    model = nn.Sequential(nn.Conv2d(1, 8, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(8, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                          nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 10))
+    keys = ["0.weight", "0.bias", "3.weight", "3.bias", "7.weight", "7.bias", "9.weight",
+            "9.bias"]
+    model.load_state_dict({k: p.copy() for k, p in zip(keys, params0)})
+    return model
+
+
+def fastgraph_nn_eager_step_fn(X, y, params0):
+    import fastgraph as fg
+    import fastgraph.torch.nn.functional as F
+
+    model = lenet_module(params0)
+    opt = fg.optim.SGD(list(model.parameters()), lr=LR)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = F.cross_entropy(model(X), y)
+        loss.backward()
+        opt.step()
+        return float(loss.item())
+
+    return step
+
+
+def fastgraph_nn_function_step_fn(X, y, params0):
+    import fastgraph as fg
+    import fastgraph.torch.nn.functional as F
+
+    model = lenet_module(params0)
+
+    @fg.function
+    def train_step(x, labels):
+        loss = F.cross_entropy(model(x), labels)
+        params = list(model.parameters())     # the trace's variables
+        for p, g in zip(params, fg.gradients(loss, params)):
+            fg.assign(p, p - LR * g)
+        return loss
+
+    def step() -> float:
+        return float(train_step(X, y))
+
+    return step
+
+
 def _steps(step: Callable[[], float], n: int) -> Callable[[], None]:
     def many():
         for _ in range(n):
@@ -191,6 +248,8 @@ def candidates(X, y, params0) -> tuple[dict[str, Callable[[], float]], dict[str,
     skipped: dict[str, str] = {}
     steps["fastgraph"] = fastgraph_eager_step_fn(X, y, params0)
     steps["fastgraph_function"] = fastgraph_function_step_fn(X, y, params0)
+    steps["fastgraph_nn"] = fastgraph_nn_eager_step_fn(X, y, params0)
+    steps["fastgraph_nn_function"] = fastgraph_nn_function_step_fn(X, y, params0)
     available, _ = peers("torch", "jax")
     if "torch" in available:
         steps["torch"] = torch_step_fn(X, y, params0)
@@ -249,7 +308,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
                 print(f"{a}/{b} = {r:.3f} ({target_note(r, target, quick)}; "
                       f"median of per-round ratios {res.paired_ratio(a, b):.3f})")
     headline = []
-    for a in ("fastgraph", "fastgraph_function"):
+    for a in ("fastgraph", "fastgraph_function", "fastgraph_nn", "fastgraph_nn_function"):
         for b in ("torch", "torch_compile", "jax_jit"):
             if a in ms and b in ms:
                 fa, fb = res.stats[a].min, res.stats[b].min

@@ -15,12 +15,18 @@ candidate:
   written in place;
 * ``fastgraph_function_grads`` (no target): ``@fg.function(fg.value_and_grad(loss))`` returning
   the gradients, and NumPy's ``p -= lr * g`` outside;
+* ``fastgraph_nn``: the eager step with the MLP written as ``fastgraph.torch.nn`` modules
+  (``nn.Linear``, weights in PyTorch's ``(out, in)`` layout), ``fg.optim.SGD``;
+* ``fastgraph_nn_function``: that module's step under ``@fg.function``, its parameters the
+  plan's variables updated in place by the traced SGD assignments;
 * ``numpy_gemms_only`` (not a step): the hand-written step's 8 matrix products alone -- the
   floor below which no candidate making NumPy's products can go.
 
 Why it matters: at this size the GEMMs cost about as much as everything else together, so the
 gap to the hand-written NumPy step *is* the framework's overhead (tape, temporaries, dispatch).
-Targets: eager <= 0.9x PyTorch eager; static <= 1.0x NumPy; ``@fg.function`` <= 0.9x NumPy.
+Targets: eager <= 0.9x PyTorch eager; static <= 1.0x NumPy; ``@fg.function`` <= 0.9x NumPy; the
+module versions within 5% of the functional ones (``fastgraph_nn`` / ``fastgraph`` and
+``fastgraph_nn_function`` / ``fastgraph_function`` <= 1.05).
 
 Method: ``fastgraph.bench.timing.compare``: 21 rounds of 50 training steps per candidate, in a
 shuffled order each round, after one warm-up round; each block starts after a 0.15 s pause and
@@ -57,7 +63,8 @@ STEPS = 50
 #: not a training step: the step's 8 matrix products alone (see ``numpy_gemms_fn``)
 GEMMS_ONLY = "numpy_gemms_only"
 TARGETS = {("fastgraph", "torch"): 0.9, ("fastgraph_static", "numpy"): 1.0,
-           ("fastgraph_function", "numpy"): 0.9}
+           ("fastgraph_function", "numpy"): 0.9, ("fastgraph_nn", "fastgraph"): 1.05,
+           ("fastgraph_nn_function", "fastgraph_function"): 1.05}
 
 
 def make_data(seed: int = 0):
@@ -253,6 +260,60 @@ def fastgraph_function_grads_step_fn(X, y, params0):
     return step
 
 
+def mlp_module(params0):
+    """The MLP as ``fastgraph.torch.nn`` modules holding ``params0`` (transposed into
+    ``nn.Linear``'s ``(out, in)`` weights)."""
+    import fastgraph.torch.nn as nn
+
+    layers = []
+    for i, (fan_in, fan_out) in enumerate(zip(SIZES[:-1], SIZES[1:])):
+        layers.append(nn.Linear(fan_in, fan_out))
+        if i < len(SIZES) - 2:
+            layers.append(nn.ReLU())
+    model = nn.Sequential(*layers)
+    state = {}
+    for j, k in enumerate(range(0, len(layers), 2)):
+        state[f"{k}.weight"] = np.ascontiguousarray(params0[2 * j].T)
+        state[f"{k}.bias"] = params0[2 * j + 1].copy()
+    model.load_state_dict(state)
+    return model
+
+
+def fastgraph_nn_eager_step_fn(X, y, params0):
+    import fastgraph as fg
+
+    model = mlp_module(params0)
+    opt = fg.optim.SGD(list(model.parameters()), lr=LR)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = fg.cross_entropy(model(X), y)
+        loss.backward()
+        opt.step()
+        return float(loss.item())
+
+    return step
+
+
+def fastgraph_nn_function_step_fn(X, y, params0):
+    import fastgraph as fg
+
+    model = mlp_module(params0)
+
+    @fg.function
+    def train_step(x, labels):
+        loss = fg.cross_entropy(model(x), labels)
+        params = list(model.parameters())     # the trace's variables
+        for p, g in zip(params, fg.gradients(loss, params)):
+            fg.assign(p, p - LR * g)
+        return loss
+
+    def step() -> float:
+        return float(train_step(X, y))
+
+    return step
+
+
 def _steps(step: Callable[[], float], n: int) -> Callable[[], None]:
     def many():
         for _ in range(n):
@@ -281,8 +342,10 @@ def candidates(X, y, params0) -> tuple[dict[str, Callable[[], float]], dict[str,
             skipped["fastgraph_static"] = f"failed: {type(exc).__name__}: {exc}"
     else:
         skipped["fastgraph_static"] = "static mode not available in this build"
+    steps["fastgraph_nn"] = fastgraph_nn_eager_step_fn(X, y, params0)
     for name, make in (("fastgraph_function", fastgraph_function_step_fn),
-                       ("fastgraph_function_grads", fastgraph_function_grads_step_fn)):
+                       ("fastgraph_function_grads", fastgraph_function_grads_step_fn),
+                       ("fastgraph_nn_function", fastgraph_nn_function_step_fn)):
         if hasattr(fg, "function"):
             try:
                 steps[name] = make(X, y, params0)
@@ -357,7 +420,8 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
                           f"NumPy by hand's {ms['numpy'] - gem:.3f} ms "
                           f"({floor[f'{a}_rest/numpy_rest']:.2f}x)")
     headline = []
-    for a in ("fastgraph", "fastgraph_static", "fastgraph_function", "fastgraph_function_grads"):
+    for a in ("fastgraph", "fastgraph_static", "fastgraph_function", "fastgraph_function_grads",
+              "fastgraph_nn", "fastgraph_nn_function"):
         for b in ("numpy", "torch"):
             if a in ms and b in ms:
                 fa, fb = res.stats[a].min, res.stats[b].min

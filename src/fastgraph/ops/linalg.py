@@ -53,6 +53,51 @@ def _shape(x) -> tuple:
     return x.shape if hasattr(x, "shape") else np.shape(x)
 
 
+def _matmul_nt_forward(a, b):
+    return np.matmul(a, b.T)
+
+
+def _matmul_nt_vjp_a(g, ans, a, b):
+    return F.matmul(g, b)
+
+
+def _matmul_nt_vjp_b(g, ans, a, b):
+    if _ndim(a) != 2:    # (..., k): every row of every batch is one sample
+        n, k = _shape(b)
+        g, a = F.reshape(g, (-1, n)), F.reshape(a, (-1, k))
+    return F.matmul(F.transpose(g), a)
+
+
+def _matmul_nt_shape(shapes, **_):
+    a, b = shapes
+    if len(b) != 2 or len(a) == 0:
+        raise ValueError(f"matmul_nt: expected an input (..., k) and a 2-D weight (n, k), got "
+                         f"shapes {tuple(a)} and {tuple(b)}")
+    if a[-1] is not None and b[1] is not None and a[-1] != b[1]:
+        raise ValueError(f"matmul_nt: shapes {tuple(a)} and {tuple(b)} are not aligned "
+                         f"({a[-1]} (dim {len(a) - 1}) != {b[1]} (dim 1))")
+    return tuple(a[:-1]) + (b[0],)
+
+
+def matmul_nt(a, b):
+    """``a @ b.T`` for a 2-D ``b`` ``(n, k)`` and ``a`` ``(..., k)``: a dense layer whose weight is
+    stored ``(out, in)`` (PyTorch's ``linear``).  Its gradient for ``b`` is the product
+    ``g.T @ a`` itself, an array in ``b``'s layout, not the transpose of ``a.T @ g``, so the
+    weight's update reads contiguous memory.
+
+        >>> fg.ops.matmul_nt(fg.ones((2, 3)), fg.ones((4, 3))).shape  # doctest: +SKIP
+        (2, 4)
+    """
+    return apply(matmul_nt.op, (a, b), {})
+
+
+matmul_nt = defop("matmul_nt", _matmul_nt_forward, _matmul_nt_vjp_a, _matmul_nt_vjp_b,
+                  function=matmul_nt, shape=_matmul_nt_shape,
+                  eager_vjps=(Kernel("matmul", G, X1), Kernel("matmul", G.T, X0)))
+
+
+
+
 def _ndim(x) -> int:
     return x.ndim if hasattr(x, "ndim") else np.ndim(x)
 

@@ -60,7 +60,7 @@ def linear(input, weight, bias=None):  # noqa: A002
     if xs and ws[-1] is not None and xs[-1] is not None and xs[-1] != ws[-1]:
         raise ValueError(f"linear: the input's last dimension {xs[-1]} does not match the "
                          f"weight {ws} (out, in)")
-    y = F.matmul(input, F.transpose(weight) if len(ws) == 2 else weight)
+    y = F.matmul_nt(input, weight) if len(ws) == 2 else F.matmul(input, weight)
     return y if bias is None else y + bias
 
 
