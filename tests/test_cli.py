@@ -307,6 +307,20 @@ def _setup_cnn(monkeypatch, mods):
     return Counter((a, b, t) for (a, b), t in m.TARGETS.items())
 
 
+def _setup_rnn(monkeypatch, mods):
+    m = mods["rnn"]
+    monkeypatch.setitem(sys.modules, "torch", _fake_module("torch", set_num_threads=lambda n: None))
+    for peer in ("torch_fn", "jax_fn", "autograd_fn", "tf1_fn"):   # NumPy's BPTT stands in
+        monkeypatch.setattr(m, peer, m.numpy_fn)
+    monkeypatch.setattr(m, "first_calls", lambda xs, weights, available: {
+        "fastgraph_function": 0.01, "jax_jit": 1.0})
+    monkeypatch.setattr(m, "UNROLLED", (3, 6))
+    _patch_bench(monkeypatch, m, {"torch": sys.modules["torch"], "jax": object(),
+                                  "autograd": object(), "tensorflow": object()})
+    return Counter([(a, b, t) for (a, b), t in m.TARGETS.items()]
+                   + [("fastgraph_function", "jax_jit", m.FIRST_CALL_TARGET)])
+
+
 def _setup_call_overhead(monkeypatch, mods):
     m = mods["call_overhead"]
     for maker in ("_jax", "_tf1"):
@@ -378,6 +392,7 @@ _TARGET_SETUPS = {
     "tape_vector": _setup_tape,
     "mlp": _setup_mlp,
     "cnn": _setup_cnn,
+    "rnn": _setup_rnn,
     "call_overhead": _setup_call_overhead,
     "toposort": _setup_toposort,
     "compile": _setup_compile,

@@ -35,7 +35,7 @@ from fastgraph.cli import matplotlib_missing, output_file, thread_count
 
 #: Suite order: workload name = module of :mod:`fastgraph.bench`.  Other modules there with a
 #: ``run`` run after these, in name order.
-SUITE = ("tape_scalar", "tape_vector", "mlp", "cnn", "fused", "fused_vm", "call_overhead",
+SUITE = ("tape_scalar", "tape_vector", "mlp", "cnn", "rnn", "fused", "fused_vm", "call_overhead",
          "compile", "toposort", "numeric")
 #: modules of the package that are not workloads (compare_builds times several builds)
 NOT_WORKLOADS = ("timing", "report", "compare_builds")

@@ -318,17 +318,19 @@ def _zeros_like(node, graph):
     return F.broadcast_like(np.zeros((), node.dtype), node)
 
 
-def _loop_grads(body, nc, nx, args, gcarry, gys, reverse, length, stacked):
+def _loop_grads(body, nc, nx, args, gcarry, gys, reverse, length, stacked, needed):
     """Gradients of a loop's inputs ``args`` (carry, xs, consts) from the cotangents of its
     final carry (``gcarry``) and of its stacked per-iteration outputs (``gys``, one per body
     output after the carry): a scan in the other direction whose body is ``body``'s symbolic
-    gradient.  ``stacked(m)`` is the outer node stacking body output ``nc + m``."""
+    gradient.  ``stacked(m)`` is the outer node stacking body output ``nc + m``; ``needed``
+    says which of ``args`` need a gradient (the carry's is computed anyway: the backward loop
+    carries it)."""
     B = body.graph
     ins = body.inputs
     c_in, x_in, k_in = ins[:nc], ins[nc:nc + nx], ins[nc + nx:]
     fc = [i for i in range(nc) if _is_float(c_in[i])]
-    fx = [j for j in range(nx) if _is_float(x_in[j])]
-    fk = [j for j in range(len(k_in)) if _is_float(k_in[j])]
+    fx = [j for j in range(nx) if _is_float(x_in[j]) and needed[nc + j]]
+    fk = [j for j in range(len(k_in)) if _is_float(k_in[j]) and needed[nc + nx + j]]
     ysel = [m for m, g in enumerate(gys) if g is not None and _is_float(body.outputs[nc + m])]
     outer = args[0].graph if args else _outer_graph(list(gcarry) + list(gys))
     with B.as_default():
@@ -417,32 +419,33 @@ def _residuals(outs, mark, fed, carries, varying, inputs) -> list:
     return found
 
 
-def _scan_vjp(node, gouts):
+def _scan_vjp(node, gouts, needed):
     a = node.attrs
     body, nc, nx = a["body"], a["n_carry"], a["n_xs"]
     ny = len(body.outputs) - nc
     return _loop_grads(body, nc, nx, list(node.inputs), [gouts.get(i) for i in range(nc)],
                        [gouts.get(nc + m) for m in range(ny)], a["reverse"], a["length"],
-                       lambda m: output(node, nc + m))
+                       lambda m: output(node, nc + m), needed)
 
 
-def _while_vjp(node, gouts):
+def _while_vjp(node, gouts, needed):
     a = node.attrs
     body, nv = a["body"], a["n_vars"]
     ny = len(body.outputs) - nv
     args = list(node.inputs[:nv]) + [output(node, nv)] + list(node.inputs[nv:])
     grads = _loop_grads(body, nv, 1, args, [gouts.get(i) for i in range(nv)],
                         [gouts.get(nv + 1 + m) for m in range(ny)], False, None,
-                        lambda m: output(node, nv + 1 + m))
+                        lambda m: output(node, nv + 1 + m),
+                        list(needed[:nv]) + [False] + list(needed[nv:]))
     return grads[:nv] + grads[nv + 1:]
 
 
-def _cond_vjp(node, gouts):
+def _cond_vjp(node, gouts, needed):
     branches = node.attrs["branches"]
     outs0 = branches[0].outputs
     fo = [m for m in range(len(outs0)) if _is_float(outs0[m])]
     args = node.inputs[1:]
-    fa = [j for j in range(len(args)) if _is_float(args[j])]
+    fa = [j for j in range(len(args)) if _is_float(args[j]) and needed[1 + j]]
     if not fo or not fa:
         return [None] * len(node.inputs)
     g_full = [gouts[m] if gouts.get(m) is not None else _zeros_like(output(node, m), node.graph)

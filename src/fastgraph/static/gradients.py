@@ -15,8 +15,10 @@ from .node import NODE_TYPES, as_node
 __all__ = ["gradients", "TUPLE_VJPS", "OutputCotangent"]
 
 #: ops whose value is a tuple read by projection nodes (the control-flow ops): op ->
-#: ``rule(node, cotangents) -> gradients``, one cotangent (or None) per output of the tuple and
-#: one gradient (or None) per input of the node
+#: ``rule(node, cotangents, needed) -> gradients``: ``cotangents`` maps an output's index to its
+#: cotangent (outputs without one are absent), ``needed`` says which inputs need a gradient
+#: (the rule computes no other: a loop would run it on every iteration), and the result has one
+#: gradient (or None) per input of the node
 TUPLE_VJPS: dict = {}
 
 
@@ -123,7 +125,9 @@ def gradients(ys, xs, grad_ys=None, stop_gradients=None):
             continue
         attrs = n.attrs or {}
         vjps = n.op.vjps
-        in_grads = tuple_rule(n, g) if tuple_rule is not None else None
+        in_grads = None
+        if tuple_rule is not None:   # (told which inputs need a gradient: a loop's backward
+            in_grads = tuple_rule(n, g, [p.id in dep and _float(p) for p in n.inputs])
         for k, inp in enumerate(n.inputs):
             if inp.id not in dep or not _float(inp):
                 continue
