@@ -348,3 +348,50 @@ def test_error_messages(name, fn, words):
     msg = _trace_error(fn)
     for w in words:
         assert w in msg, msg
+
+
+# ---- a body reading graph values with plain init and xs: still one graph node ----------------
+def test_scan_and_while_over_plain_values_reading_graph_values_are_graph_nodes():
+    g = fg.Graph()
+    with g.as_default():
+        w = fg.placeholder(fg.float64, (3,))
+        c, _ = fg.scan(lambda c, x: (fg.sin(c * w + x), None), np.zeros(3), XS)
+        (v,) = fg.while_loop(lambda v: fg.sum(v * w) < 10.0, lambda v: [v * 2.0], [np.ones(3)])
+        ops = {n.op.name for n in g.nodes}
+        assert {"scan", "while_loop"} <= ops and sum(n.op.name == "sin" for n in g.nodes) <= 2
+        with fg.Session() as sess:
+            got_c, got_v = sess.run([c, v], {w: np.array([0.5, 1.0, 2.0])})
+    want = np.zeros(3)
+    for x in XS:
+        want = np.sin(want * np.array([0.5, 1.0, 2.0]) + x)
+    np.testing.assert_allclose(got_c, want)
+    np.testing.assert_allclose(got_v, [4.0, 4.0, 4.0])
+
+
+# ---- TensorFlow 1's forms (fg.compat.v1) -------------------------------------------------------
+def _tf1_programs(tf):
+    xs = tf.constant([1.0, 2.0, 3.0])
+    x = tf.placeholder(tf.float32, ())
+    return [
+        (tf.scan(lambda a, e: a + e, xs), [1.0, 3.0, 6.0]),
+        (tf.scan(lambda a, e: a + e, xs, reverse=True), [6.0, 5.0, 3.0]),
+        (tf.scan(lambda a, e: a * e, xs, initializer=tf.constant(2.0)), [2.0, 4.0, 12.0]),
+        (tf.cond(x > 0, lambda: x * 2.0, lambda: -x), 4.0),
+        (tf.while_loop(lambda i, v: i < 10, lambda i, v: (i + 1, v * 2.0), [0, 1.0])[1],
+         1024.0),
+        (tf.gradients(tf.while_loop(lambda v: v < 100.0, lambda v: v * 3.0, x), x)[0], 81.0),
+        (tf.gradients(tf.reduce_sum(tf.scan(lambda a, e: a * e, xs, initializer=x)), x)[0],
+         1.0 + 2.0 + 6.0),
+    ], x
+
+
+def test_tf1_control_flow_forms():
+    import fastgraph.compat.v1 as tf
+    g = tf.Graph()
+    with g.as_default():
+        programs, x = _tf1_programs(tf)
+        with tf.Session() as sess:
+            got = sess.run([p for p, _ in programs], {x: 2.0})
+    for value, (_, want) in zip(got, programs):
+        np.testing.assert_allclose(value, want, rtol=1e-6)
+        assert np.asarray(value).dtype in (np.float32, np.int32)

@@ -24,6 +24,11 @@ def _is_node(v) -> bool:
     return type(v) in NODE_TYPES
 
 
+def _holds_node(tree) -> bool:
+    from .._core.tree import find_leaf
+    return find_leaf(_is_node, tree) is not None
+
+
 def _structure(tree):
     return map_structure(lambda v: None, tree)
 
@@ -79,8 +84,9 @@ def scan(f, init, xs=None, length=None, reverse=False):
     times with ``x = None``; ``reverse=True`` runs from the last slice to the first (``ys``
     stay in the order of ``xs``).
 
-    On graph values one ``scan`` node, ``f`` traced once and compiled to one sub-plan,
-    differentiable to any order; on eager values a Python loop the tape records.
+    On graph values (``init`` or ``xs``, or what ``f`` reads) one ``scan`` node, ``f`` traced
+    once and compiled to one sub-plan, differentiable to any order; on eager values a Python
+    loop the tape records.
 
         >>> carry, ys = fg.scan(lambda c, x: (c + x, c * x), 0.0, np.arange(4.0))
         >>> float(carry), ys.tolist()
@@ -104,6 +110,9 @@ def _scan(f, init, xs, length, reverse, weak_xs=False):
     for t in (range(n - 1, -1, -1) if reverse else range(n)):
         x = None if xs is None else rebuild_x([v[t] for v in x_leaves])
         carry, y = _pair(f(carry, x))
+        if not ys and _holds_node((carry, y)):   # f reads graph values: a graph scan after all
+            return _graph_scan(f, init, c_leaves, rebuild_c, xs, x_leaves, rebuild_x, length,
+                               reverse, weak_xs)
         ys.append(y)
     if reverse:
         ys.reverse()
@@ -224,10 +233,22 @@ def while_loop(cond_fun, body_fun, loop_vars, maximum_iterations=None):
 
     if not any(_is_node(v) for v in leaves):
         vs, i = list(loop_vars), 0
-        while (maximum_iterations is None or i < maximum_iterations) and bool(cond_fun(*vs)):
-            vs = as_vars(body_fun(*vs))
+        while maximum_iterations is None or i < maximum_iterations:
+            go = cond_fun(*vs)
+            if _is_node(go):        # cond_fun reads graph values: a graph loop after all
+                break
+            if not bool(go):
+                return type(loop_vars)(vs) if type(loop_vars) in (list, tuple) else vs
+            new = as_vars(body_fun(*vs))
+            if _holds_node(new):
+                break
+            vs = new
             i += 1
-        return type(loop_vars)(vs) if type(loop_vars) in (list, tuple) else vs
+        else:
+            return type(loop_vars)(vs) if type(loop_vars) in (list, tuple) else vs
+        if i:
+            raise TypeError("while_loop: the loop's values became graph values after "
+                            f"{i} iteration(s) of Python; give graph loop variables")
     graph = _home_graph(leaves)
     init = [_in_graph(graph, v) for v in leaves]
     for _ in range(2):

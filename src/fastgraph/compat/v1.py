@@ -283,3 +283,87 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
 globals().update(_TF_DTYPES)
 
 from .. import compat  # noqa: E402  (tf.compat.v1 inside this namespace too)
+
+
+# ---- control flow: TensorFlow 1's signatures over fastgraph's graph operations ----------------
+def _graph_tree(tree):
+    """Plain data in ``tree`` as constants of the default graph (TensorFlow's dtypes), so that
+    the control flow is a graph operation, as in TensorFlow 1, whatever it is given."""
+    from .._core.tree import map_structure
+    return map_structure(lambda v: v if type(v) in _NODE_TYPES or _is_tensor(v)
+                         else _static.constant(_tf_array(v)), tree)
+
+
+def cond(pred, true_fn=None, false_fn=None, strict=False, name=None):
+    """TensorFlow 1's ``tf.cond``: ``true_fn()`` if ``pred`` else ``false_fn()``, one graph
+    operation (only the branch taken runs); a one-element list result is unpacked unless
+    ``strict``.
+
+        >>> x = tf.placeholder(tf.float32, ())
+        >>> y = tf.cond(x > 0, lambda: x * 2.0, lambda: -x)
+    """
+    from ..bridge.control_flow import cond as _cond
+    if true_fn is None or false_fn is None:
+        raise TypeError("cond: true_fn and false_fn are required")
+    out = _cond(_graph_tree(pred), true_fn, false_fn)
+    if not strict and isinstance(out, (list, tuple)) and len(out) == 1:
+        return out[0]
+    return out
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
+               back_prop=True, swap_memory=False, name=None, maximum_iterations=None,
+               return_same_structure=False):
+    """TensorFlow 1's ``tf.while_loop``: one graph operation, differentiable (reverse mode);
+    a single loop variable comes back unpacked unless ``return_same_structure``.
+
+        >>> i, x = tf.while_loop(lambda i, x: i < 10, lambda i, x: (i + 1, x * 2.0), [0, 1.0])
+    """
+    from ..bridge.control_flow import while_loop as _while_loop
+    if maximum_iterations is not None and type(maximum_iterations) in _NODE_TYPES:
+        raise NotImplementedError("while_loop: maximum_iterations must be a Python int here, "
+                                  "not a graph tensor")
+    single = not isinstance(loop_vars, (list, tuple))
+    vars_ = [loop_vars] if single else loop_vars
+    out = _while_loop(cond, body, _graph_tree(vars_), maximum_iterations=maximum_iterations)
+    if not back_prop:
+        from .._core.tree import map_structure
+        out = map_structure(_ops.stop_gradient, out)
+    if (single or len(out) == 1) and not return_same_structure:
+        return out[0]
+    return out
+
+
+def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
+         swap_memory=False, infer_shape=True, reverse=False, name=None):
+    """TensorFlow 1's ``tf.scan``: ``a = fn(a, x)`` over the leading axis of ``elems``,
+    returning every ``a`` stacked; without ``initializer`` the first element (the last with
+    ``reverse``) starts it and is the first (last) result.  (fastgraph's top-level ``scan``
+    is JAX's ``lax.scan``.)
+
+        >>> xs = tf.constant([1.0, 2.0, 3.0])
+        >>> sums = tf.scan(lambda a, x: a + x, xs)     # [1, 3, 6]
+    """
+    from .._core.tree import flatten
+    from ..bridge.control_flow import scan as _scan
+    elems = _graph_tree(elems)
+    leaves: list = []
+    rebuild = flatten(elems, leaves)
+    first = None
+    if initializer is None:
+        k = -1 if reverse else 0
+        first = [v[k] for v in leaves]
+        initializer = rebuild(first)
+        elems = rebuild([v[:-1] if reverse else v[1:] for v in leaves])
+    _, ys = _scan(lambda a, x: (lambda new: (new, new))(fn(a, x)), _graph_tree(initializer),
+                  elems, reverse=reverse)
+    if first is not None:
+        y_leaves: list = []
+        rebuild_y = flatten(ys, y_leaves)
+        parts = [(y, f[None]) for y, f in zip(y_leaves, first)]
+        ys = rebuild_y([_ops.concatenate([f, y] if not reverse else [y, f], axis=0)
+                        for y, f in parts])
+    if not back_prop:
+        from .._core.tree import map_structure
+        ys = map_structure(_ops.stop_gradient, ys)
+    return ys
