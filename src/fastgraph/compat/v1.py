@@ -29,7 +29,7 @@ import inspect as _inspect
 import numpy as _np
 
 from .. import ops as _ops
-from .. import errors, losses, nn, train  # noqa: F401  (TensorFlow's modules)
+from .. import errors, layers, losses, nn, train  # noqa: F401  (TensorFlow's modules)
 from .. import static as _static
 from .._core import TF as _TF
 from .._core import is_tensor as _is_tensor
