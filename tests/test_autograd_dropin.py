@@ -537,9 +537,154 @@ result = [params, obj(params), unpack(params, K, D)[0]]
 """
 
 
+# ---- programs using autograd.misc and autograd.builtins, as autograd's examples do -------------
+SCRIPTS['neural_net_adam_flatten'] = """
+import autograd.numpy as np
+import autograd.numpy.random as npr
+from autograd.scipy.special import logsumexp
+from autograd import grad
+from autograd.misc.flatten import flatten
+from autograd.misc.optimizers import adam
+
+def init_random_params(scale, layer_sizes, rs=npr.RandomState(0)):
+    return [(scale * rs.randn(m, n), scale * rs.randn(n))
+            for m, n in zip(layer_sizes[:-1], layer_sizes[1:])]
+
+def neural_net_predict(params, inputs):
+    for W, b in params:
+        outputs = np.dot(inputs, W) + b
+        inputs = np.tanh(outputs)
+    return outputs - logsumexp(outputs, axis=1, keepdims=True)
+
+def l2_norm(params):
+    flattened, _ = flatten(params)          # differentiated through
+    return np.dot(flattened, flattened)
+
+def log_posterior(params, inputs, targets, L2_reg):
+    return -L2_reg * l2_norm(params) + np.sum(neural_net_predict(params, inputs) * targets)
+
+def accuracy(params, inputs, targets):
+    return np.mean(np.argmax(targets, axis=1) == np.argmax(neural_net_predict(params, inputs),
+                                                           axis=1))
+
+rs = npr.RandomState(4)
+centers = rs.randn(3, 5) * 2.0
+labels = rs.randint(0, 3, 60)
+images = centers[labels] + rs.randn(60, 5)
+targets = np.eye(3)[labels]
+init_params = init_random_params(0.1, [5, 8, 3])
+batch_size = 20
+num_batches = int(np.ceil(len(images) / batch_size))
+
+def batch_indices(iter):
+    idx = iter % num_batches
+    return slice(idx * batch_size, (idx + 1) * batch_size)
+
+def objective(params, iter):
+    idx = batch_indices(iter)
+    return -log_posterior(params, images[idx], targets[idx], 0.1)
+
+log = []
+def print_perf(params, iter, gradient):
+    if iter % num_batches == 0:
+        log.append((accuracy(params, images, targets), objective(params, iter),
+                    flatten(gradient)[0]))
+
+optimized_params = adam(grad(objective), init_params, step_size=0.05,
+                        num_iters=6 * num_batches, callback=print_perf)
+result = [optimized_params, log, accuracy(optimized_params, images, targets)]
+"""
+
+SCRIPTS['fixed_points_sqrt'] = """
+import autograd.numpy as np
+from autograd import grad
+from autograd.misc.fixed_points import fixed_point
+from autograd.builtins import dict
+
+def newton_sqrt_iter(a):
+    return lambda x: 0.5 * (x + a / x)
+
+def grad_descent_sqrt_iter(a):
+    return lambda x: x - 0.05 * (x ** 2 - a)
+
+def distance(x, y):
+    return np.abs(x - y)
+
+def sqrt(a, guess=10.0):
+    return fixed_point(grad_descent_sqrt_iter, a, guess, distance, 1e-4)
+
+def newton_sqrt(a, guess=10.0):
+    return fixed_point(newton_sqrt_iter, a, guess, distance, 1e-10)
+
+def sqrt_vec(a):
+    # builtins.dict: the library traces the dict as one value (a plain dict holding traced
+    # values would be differentiated through the iterations, not at the fixed point)
+    return fixed_point(lambda p: lambda x: x - 0.1 * (x ** 2 - p["a"] * p["s"]),
+                       dict(a=a, s=2.0), np.ones(3), lambda x, y: np.max(np.abs(x - y)), 1e-8)
+
+a = np.array([0.5, 1.5, 3.0])
+result = [np.sqrt(2.0), sqrt(2.0), grad(np.sqrt)(2.0), grad(sqrt)(2.0),
+          grad(grad(np.sqrt))(2.0), grad(grad(sqrt))(2.0), newton_sqrt(5.0), grad(newton_sqrt)(5.0),
+          sqrt_vec(a), grad(lambda a: np.sum(sqrt_vec(a) * np.arange(3.0)))(a)]
+"""
+
+SCRIPTS['optimizers_sgd_rmsprop_on_dicts'] = """
+import autograd.numpy as np
+import autograd.numpy.random as npr
+from autograd import grad
+from autograd.misc import flatten
+from autograd.misc.optimizers import sgd, rmsprop, adam
+
+rs = npr.RandomState(5)
+X = rs.randn(30, 3)
+y = np.dot(X, np.array([1.0, -2.0, 0.5])) + 0.3 + 0.1 * rs.randn(30)
+
+def loss(params, i):
+    pred = np.dot(X, params["w"]) + params["b"][0] * params["b"][1]
+    return np.mean((pred - y) ** 2)
+
+params0 = {"w": np.zeros(3), "b": (0.1, np.array(1.0))}
+trace = []
+cb = lambda p, i, g: trace.append(flatten(p)[0])
+p_sgd = sgd(grad(loss), params0, callback=cb, num_iters=30, step_size=0.1, mass=0.8)
+p_rms = rmsprop(grad(loss), params0, num_iters=40, step_size=0.05)
+p_adam = adam(grad(lambda p, i: loss({"w": p[0], "b": (p[1][0], 1.0)}, i)),
+                [np.zeros(3), (0.0,)], num_iters=25, step_size=0.1)
+v, unflatten = flatten(params0)
+result = [p_sgd, p_rms, p_adam, np.array(trace), v, unflatten(v * 2.0), loss(p_sgd, 0)]
+"""
+
+SCRIPTS['builtins_containers_and_make_jvp'] = """
+import autograd.numpy as np
+from autograd import grad, make_jvp
+from autograd.builtins import tuple, list, dict, isinstance
+
+def norm_of_anything(x):
+    if isinstance(x, (tuple, list)):
+        return sum(norm_of_anything(v) for v in x)
+    if isinstance(x, dict):
+        return sum(norm_of_anything(x[k]) for k in x)
+    if isinstance(x, np.ndarray):
+        return np.sum(x ** 2)
+    return x ** 2
+
+def f(x):
+    pair = tuple((x, np.sin(x)))
+    d = dict(w=pair[1] * 2.0, v=list([x[0], x[1] ** 2]))
+    return norm_of_anything(pair) + norm_of_anything(d) + norm_of_anything(3.0 * x[2])
+
+x = np.array([0.5, -1.2, 2.0])
+ans, jv = make_jvp(lambda x: np.tanh(x) * x[0])(x)(np.array([1.0, 0.0, -1.0]))
+result = [f(x), grad(f)(x), grad(lambda x: np.sum(x) if isinstance(x, np.ndarray) else 0.0)(x),
+          ans, jv, make_jvp(lambda a, b: a * b, 1)(2.0, x)(np.ones(3))[1]]
+"""
+
+
 _IMPORTS = [  # autograd's import lines -> fastgraph's, as a user edits them
     ("import autograd.numpy", "import fastgraph.numpy"),
     ("from autograd.scipy.special import", "from fastgraph.scipy.special import"),
+    ("from autograd.misc", "from fastgraph.misc"),
+    ("from autograd.builtins import", "from fastgraph.builtins import"),
     ("from autograd import", "from fastgraph import"),
 ]
 
@@ -683,3 +828,66 @@ def test_hessian_vector_product():
     np.testing.assert_allclose(hv, 3.0 * (H @ v), rtol=1e-15)
     with pytest.raises(TypeError, match="one argument"):
         fg.hessian_vector_product(f, (0, 1))
+
+
+def test_flatten_order_round_trip_and_gradient():
+    from fastgraph.misc import flatten, flatten_func
+    params = {"w": np.arange(4.0).reshape(2, 2), "b": [np.ones(1), 2.0], "a": (np.zeros(0),)}
+    v, unflatten = flatten(params)
+    assert v.tolist() == [1.0, 2.0, 0.0, 1.0, 2.0, 3.0]       # autograd's order: sorted keys
+    back = unflatten(v)
+    assert list(back) == ["w", "b", "a"] and type(back["b"]) is list and type(back["a"]) is tuple
+    np.testing.assert_array_equal(back["w"], params["w"])
+    assert back["b"][1].shape == () and back["a"][0].shape == (0,)
+    # both directions carry gradients, eagerly and traced
+    sq = lambda p: fnp.dot(flatten(p)[0], flatten(p)[0])  # noqa: E731
+    g = fg.grad(sq)(params)
+    np.testing.assert_array_equal(g["w"], 2 * params["w"])
+    assert g["b"][1] == 4.0
+    g_traced = fg.function(fg.grad(sq))(params)
+    np.testing.assert_array_equal(g_traced["w"], g["w"])
+    np.testing.assert_array_equal(fg.grad(lambda x: fnp.sum(unflatten(x)["w"] ** 2))(v),
+                                  [0.0, 0.0, 0.0, 2.0, 4.0, 6.0])
+    f, unflatten2, x0 = flatten_func(lambda p: {"y": p["w"] * 2.0}, params)
+    assert f(x0).tolist() == [0.0, 2.0, 4.0, 6.0]
+    with pytest.raises(ValueError, match=r"vector has shape \(5,\); this structure flattens "
+                                         r"to shape \(6,\)"):
+        unflatten(np.ones(5))
+
+
+BUILTINS_CASES = [  # (value, class, isinstance as autograd answers it for the traced value)
+    (fg.tensor([1.0]), np.ndarray, True), (fg.tensor(1.0), float, True),
+    (fg.tensor(1.0), np.ndarray, True), (fg.tensor([1.0]), float, False),
+    (fg.tensor([1.0]), fg.Tensor, True), ((1.0, 2.0), tuple, True), ([1.0], list, True),
+    ({}, dict, True), ([1.0], tuple, False), (np.ones(2), np.ndarray, True),
+]
+
+
+@pytest.mark.parametrize("value,cls,expected", BUILTINS_CASES)
+def test_builtins_isinstance_answers_for_the_traced_value(value, cls, expected):
+    import fastgraph.builtins as fb
+    assert fb.isinstance(value, cls) is expected
+    assert fb.tuple is tuple and fb.list is list and fb.dict is dict
+    if isinstance(value, fg.Tensor):
+        assert fb.type(value) is np.ndarray
+
+
+def test_fixed_point_gradients_eager_traced_forward_and_second_order():
+    from fastgraph.misc.fixed_points import fixed_point
+
+    def sqrt(a):
+        return fixed_point(lambda a: lambda x: 0.5 * (x + a / x), a, np.ones(2),
+                           lambda x, y: np.max(np.abs(x - y)), 1e-12)
+
+    a = np.array([2.0, 9.0])
+    np.testing.assert_allclose(sqrt(a), np.sqrt(a), rtol=1e-15)
+    total = lambda a: fnp.sum(sqrt(a))  # noqa: E731
+    np.testing.assert_allclose(fg.grad(total)(a), 0.5 / np.sqrt(a), rtol=1e-12)
+    np.testing.assert_allclose(fg.function(fg.grad(total))(a), 0.5 / np.sqrt(a), rtol=1e-12)
+    np.testing.assert_allclose(fg.hessian(total)(a), np.diag(-0.25 * a ** -1.5), rtol=1e-10)
+    np.testing.assert_allclose(fg.jvp(sqrt, (a,), (np.ones(2),))[1], 0.5 / np.sqrt(a),
+                               rtol=1e-12)
+    # the parameter may be a structure; x0 carries no gradient (the fixed point ignores it)
+    g = fg.grad(lambda p: fnp.sum(fixed_point(lambda p: lambda x: 0.5 * (x + p[0] * p[1] / x),
+                                              p, 1.0, lambda x, y: abs(x - y), 1e-12)))((2.0, 8.0))
+    np.testing.assert_allclose(g, (0.5 * 8.0 / 4.0, 0.5 * 2.0 / 4.0), rtol=1e-12)
