@@ -361,14 +361,17 @@ def test_containers():
 
 
 # ---- state_dict ---------------------------------------------------------------------------------
-def test_state_dict_round_trip_through_save_load(tmp_path):
+@pytest.mark.parametrize("via", ["fastgraph.torch", "fg"])
+def test_state_dict_round_trip_through_save_load(tmp_path, via):
+    import fastgraph.torch as ftorch
+    save, load = (ftorch.save, ftorch.load) if via == "fastgraph.torch" else (fg.save, fg.load)
     fg.random.seed(1)
     a = Net()
     a(fg.tensor(np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype(np.float32)))
-    fg.save(dict(a.state_dict()), str(tmp_path / "net.npz"))
+    save(a.state_dict(), str(tmp_path / "net.pt"))
     fg.random.seed(2)
     b = Net()
-    res = b.load_state_dict(fg.load(str(tmp_path / "net.npz")))
+    res = b.load_state_dict(load(str(tmp_path / "net.pt")))
     assert res.missing_keys == [] and res.unexpected_keys == []
     for (k, v), (k2, w) in zip(a.state_dict().items(), b.state_dict().items()):
         assert k == k2 and v.dtype == w.dtype

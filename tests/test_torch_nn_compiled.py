@@ -114,25 +114,30 @@ def test_static_graph_on_a_placeholder():
     assert all(type(p) is nn.Parameter for p in m.parameters())
 
 
-def test_static_training_graph_with_gradients():
+def test_static_training_graph_with_gradients_and_update_ops():
     a, b = make_model(), make_model()
     x, y = data()
     g = fg.Graph()
     with g.as_default():
         xp = fg.placeholder(np.float32, x.shape)
         yp = fg.placeholder(np.int64, y.shape)
-        b.eval()                      # running statistics are not updated in a plain Session
-        loss = F.cross_entropy(b(xp), yp)
+        loss = F.cross_entropy(b(xp), yp)          # training mode: batch statistics
         params = [v for v in g.variables if v.trainable]
         train = fg.group(*[fg.assign(p, p - LR * gr)
-                           for p, gr in zip(params, fg.gradients(loss, params))])
+                           for p, gr in zip(params, fg.gradients(loss, params))],
+                         nn.update_ops())           # the running statistics' assignments
+        running = [g.get("BatchNorm2d/running_mean"), g.get("BatchNorm2d/running_var")]
         sess = fg.Session()
         sess.run(fg.global_variables_initializer())
-        a.eval()
         for _ in range(3):
             la = eager_step(a, x, y)
             lb, _ = sess.run([loss, train], {xp: x, yp: y})
             assert np.isclose(la, lb, rtol=1e-6)
+        rm, rv = sess.run(running)
+    np.testing.assert_allclose(rm, a[1].running_mean.data, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(rv, a[1].running_var.data, rtol=1e-5)
+    # the Session's variables are the graph's own: the eager module did not move
+    np.testing.assert_array_equal(b[1].running_var.data, 1)
 
 
 def test_rnn_module_compiles():

@@ -11,7 +11,9 @@ import numpy as np
 from ... import nn_ops as N
 from ... import ops as _F
 from ...eager.grad_mode import no_grad
+from ...static.graph import get_default_graph
 from ...static.variables import assign as _assign
+from ...static.variables import group
 from .._functions import get_default_dtype
 from . import functional as Fn
 from . import init
@@ -24,7 +26,7 @@ __all__ = [
     "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Dropout", "Dropout1d",
     "Dropout2d", "Dropout3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm",
-    "GroupNorm", "Embedding", "Flatten", "Unflatten",
+    "GroupNorm", "Embedding", "Flatten", "Unflatten", "update_ops",
 ]
 
 def _dtype(dtype) -> np.dtype:
@@ -428,6 +430,27 @@ class Dropout3d(_DropoutNd):
 
 
 # ---- normalisation ----------------------------------------------------------------------------
+def _buffer_update(var, value):
+    """A buffer's in-place update in a graph: an assignment, run with every call of an
+    ``fg.function`` step; in a graph run by a Session, listed for :func:`update_ops`."""
+    op = _assign(var, value)
+    var.graph.__dict__.setdefault("_module_updates", []).append(op)
+    return op
+
+
+def update_ops(graph=None):
+    """The buffer updates (BatchNorm's running statistics) that modules called in training mode
+    on ``graph``'s placeholders made, as one operation to run with the train op -- TensorFlow
+    1's ``UPDATE_OPS`` idiom: ``sess.run([train, nn.update_ops()], feed)``.  (An ``fg.function``
+    step runs them itself.)
+
+        >>> train = fg.group(*updates, nn.update_ops())  # doctest: +SKIP
+    """
+    g = get_default_graph() if graph is None else graph
+    return group(*g.__dict__.get("_module_updates", []))
+
+
+
 class _BatchNorm(Module):
     _dims = (2, 3, 4)
 
@@ -480,7 +503,7 @@ class _BatchNorm(Module):
                 nbt._bump_version()
             else:
                 v = self.num_batches_tracked
-                _assign(v, v + 1)
+                _buffer_update(v, v + 1)
             if momentum is None:     # the cumulative moving average
                 momentum = 1.0 / float(nbt.data) if _binding_graph() is None else None
         rm = self.running_mean if tracking or not training else None
@@ -501,8 +524,8 @@ class _BatchNorm(Module):
             m = 1.0 / nbt
         else:
             m = float(momentum)
-        _assign(rm, (1 - m) * rm + m * _F.astype(mean, rm.dtype))
-        _assign(rv, (1 - m) * rv + m * _F.astype(var * (n / max(n - 1, 1)), rv.dtype))
+        _buffer_update(rm, (1 - m) * rm + m * _F.astype(mean, rm.dtype))
+        _buffer_update(rv, (1 - m) * rv + m * _F.astype(var * (n / max(n - 1, 1)), rv.dtype))
         cshape = (1, -1) + (1,) * (len(shape) - 2)
         if self.weight is not None:
             y = y * _F.reshape(self.weight, cshape)
