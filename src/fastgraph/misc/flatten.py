@@ -43,8 +43,8 @@ def flatten(value):
 
         >>> from fastgraph.misc import flatten
         >>> v, unflatten = flatten({"W": np.ones((2, 2)), "b": [np.zeros(2), 3.0]})
-        >>> v
-        array([0., 0., 3., 1., 1., 1., 1.])
+        >>> v                                   # "W" sorts before "b"
+        array([1., 1., 1., 1., 0., 0., 3.])
         >>> unflatten(v * 2)["b"]
         [array([0., 0.]), array(6.)]
     """

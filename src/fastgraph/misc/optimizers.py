@@ -10,8 +10,9 @@ written with ``fastgraph.numpy``, so on plain values they are NumPy's arithmetic
 a gradient flows through them (to differentiate through an optimizer run).
 
     >>> from fastgraph.misc.optimizers import adam
-    >>> adam(lambda x, i: 2 * x, np.array([1.0, -2.0]), num_iters=200, step_size=0.1)
-    array([...])
+    >>> x = adam(lambda x, i: 2 * x, np.array([1.0, -2.0]), num_iters=200, step_size=0.1)
+    >>> bool(np.all(np.abs(x) < 1e-3))         # the minimum of sum(x ** 2)
+    True
 """
 from __future__ import annotations
 
