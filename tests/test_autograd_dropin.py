@@ -891,3 +891,20 @@ def test_fixed_point_gradients_eager_traced_forward_and_second_order():
     g = fg.grad(lambda p: fnp.sum(fixed_point(lambda p: lambda x: 0.5 * (x + p[0] * p[1] / x),
                                               p, 1.0, lambda x, y: abs(x - y), 1e-12)))((2.0, 8.0))
     np.testing.assert_allclose(g, (0.5 * 8.0 / 4.0, 0.5 * 2.0 / 4.0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["sgd", "rmsprop", "adam"])
+def test_optimizer_runs_differentiate_in_their_step_size(name):
+    # the updates are fastgraph.numpy arithmetic: through a run, the gradient of the final loss
+    # in the step size is the central difference's
+    import fastgraph.misc.optimizers as opt
+    loss = lambda p, i: fnp.sum((p["x"] - 1.0) ** 2 * np.array([1.0, 3.0]))  # noqa: E731
+
+    def final(step):
+        return loss(getattr(opt, name)(fg.grad(loss), {"x": np.zeros(2)}, num_iters=5,
+                                       step_size=step), 0)
+
+    eps = 1e-6
+    numeric = (final(0.1 + eps) - final(0.1 - eps)) / (2 * eps)
+    assert abs(numeric) > 1e-3
+    np.testing.assert_allclose(fg.grad(final)(0.1), numeric, rtol=1e-6)
