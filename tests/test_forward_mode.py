@@ -298,6 +298,22 @@ ERRORS = [
 ]
 
 
+def test_unknown_shapes_in_static_graphs():
+    # jvp needs no shapes (the tangent is pushed through whatever batch comes); jacfwd has one
+    # product per input element, so it refuses an unknown shape by name
+    g = fg.Graph()
+    with g.as_default():
+        x = fg.placeholder(np.float64, (None, 3))
+        v = fg.placeholder(np.float64, (None, 3))
+        _, t = fg.jvp(lambda x: fg.sum(fg.tanh(x), axis=1), (x,), (v,))
+        X, V = np.ones((2, 3)), np.arange(6.0).reshape(2, 3)
+        with fg.Session(graph=g) as sess:
+            close(sess.run(t, {x: X, v: V}), ((1 - np.tanh(X) ** 2) * V).sum(1), 1e-15, 0)
+        with pytest.raises(TypeError, match=r"jacfwd of 'tanh' inside a graph needs inputs and "
+                                            r"outputs of known shape.*\(None, 3\)"):
+            fg.jacfwd(fg.tanh)(x)
+
+
 @pytest.mark.parametrize("name,call,exc,message", ERRORS, ids=[e[0] for e in ERRORS])
 def test_mismatched_tangents_are_refused_naming_the_argument(name, call, exc, message):
     with pytest.raises(exc, match=message):

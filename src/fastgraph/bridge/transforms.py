@@ -376,6 +376,12 @@ def _jacobian_columns(lin, nums, single, templates, transform):
     each), in fg.jacobian's layout: ``out.shape + x.shape``, the outputs' structure holding the
     arguments' structure."""
     watched = lin.watched
+    for what, v in [("an input", w) for w in watched] + [("an output", o) for o in lin.outs]:
+        if v.shape is None or None in tuple(v.shape):
+            name = getattr(lin.fun, "__name__", lin.fun)
+            raise TypeError(f"{transform} of {name!r} inside a graph needs inputs and outputs "
+                            f"of known shape (one product per input element), got {what} of "
+                            f"shape {v.shape}")
     total = sum(int(np.prod(w.shape)) for w in watched)
     if not isinstance(lin, _eager.Linearized) and total > _symbolic.JACOBIAN_MAX_OUTPUTS:
         raise ValueError(f"{transform} inside fg.function: {total} input elements would take "
