@@ -347,21 +347,22 @@ def _setup_compile(monkeypatch, mods):
     m = mods["compile"]
 
     def maker(first_s):
-        return lambda n, xv: (first_s, np.zeros(m.SIZE), lambda: None)
+        return lambda n, xv, build=None: (first_s, np.zeros(m.SIZE), lambda: None)
 
     monkeypatch.setattr(m, "_fastgraph", maker(0.01))
     monkeypatch.setattr(m, "_tf1", maker(1.0))
     monkeypatch.setattr(m, "_jax", maker(1.0))
     monkeypatch.setattr(m, "_fastgraph_train", lambda n_vars: (0.1, 1e-3))
     _patch_bench(monkeypatch, m, {"jax": object(), "tensorflow": object()})
-    return Counter(("fastgraph", peer, t) for (peer, _, _), t in m.TARGETS.items())
+    return (Counter(("fastgraph", peer, t) for (peer, _, _), t in m.TARGETS.items())
+            + Counter([("fastgraph", "tensorflow", m.WINDOW_TARGET)]))     # the window graph
 
 
 def _setup_fused(monkeypatch, mods):
     m = mods["fused"]
     monkeypatch.setattr(m, "N_QUICK", 20_000)
     monkeypatch.setattr(m, "tensorflow_fns", lambda tf, threads=None: (
-        m.np_forward, m.np_grad, lambda arrays: arrays))
+        m.np_forward, m.np_grad, lambda arrays: arrays, m.np_forward, m.np_grad))
     _patch_bench(monkeypatch, m, {"tensorflow": object()})
     # both workloads against each peer target; the floor rows, targets by workload
     return (Counter({("fastgraph", k, t): 2 for k, t in m.TARGETS.items()})

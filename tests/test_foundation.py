@@ -331,18 +331,24 @@ def test_info_subprocess():
     assert f"fastgraph {fastgraph.__version__}" in out.stdout
     assert "fastgraph.kernels.toposort" in out.stdout
     assert "OpenMP" in out.stdout and "threads" in out.stdout and "numpy" in out.stdout
+    from fastgraph.kernels import vm
+    assert f"fused VM  {vm.vec_isa()} loops" in out.stdout     # the path in use, named
 
 
 def test_info_json_subprocess():
     out = subprocess.run([sys.executable, "-m", "fastgraph", "info", "--json"],
                          capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "FASTGRAPH_NUM_THREADS": "2"})
+                         env={**os.environ, "FASTGRAPH_NUM_THREADS": "2",
+                              "FASTGRAPH_VEC_ISA": "baseline"})
     assert out.returncode == 0, out.stderr
     facts = json.loads(out.stdout)
     assert facts["fastgraph"] == fastgraph.__version__
     assert facts["num_threads"] == 2
     assert "fastgraph.kernels.toposort" in facts["extensions"]
     assert isinstance(facts["openmp"], bool)
+    from fastgraph.kernels import vm
+    assert facts["vec_isa"] == "baseline"               # FASTGRAPH_VEC_ISA chose it
+    assert facts["vec_isas"] == list(vm.vec_isas())
 
 
 def test_cli_without_command_prints_help():

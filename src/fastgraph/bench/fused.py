@@ -10,23 +10,32 @@ PyTorch eager and ``torch.compile`` (not in ``--quick``: its compilation alone t
 Why it matters: elementwise chains are memory-bound. NumPy materialises every intermediate
 (reading and writing 8 bytes per element per operation), so the work a fuser removes is
 bandwidth; the fair yardstick is therefore the **memory floor**: the time just to read the 4
-inputs and write the outputs once. It is estimated by measuring the streaming bandwidth of
-``np.add(p, q, out=r)`` on arrays of the same size (3 x 8 bytes moved per element) and dividing
-the bytes the expression must move -- forward: 4 reads + 1 write; forward+grad: 4 reads + 4 writes
-(the gradients; the sum is a scalar) -- by it.  The probe is timed as an extra row,
-``floor_probe``, in the same shuffled rounds as the candidates, so floor and candidates see the
-same load on a shared machine (a probe run on its own, before or after, caught a different
-moment: 9.6-22 ms for the same add within one run); the ratios to the floor are printed from
-medians and as the median of per-round ratios. NumPy's add is single-threaded, so with more
-threads a fused kernel can beat this floor. Page faults (``getrusage`` minor faults per call)
+inputs and write the outputs once, at the best streaming bandwidth the machine reaches.  Several
+probes measure it on arrays of the same size (``FLOOR_PROBES``): NumPy's ``copyto`` (2 x 8 bytes
+moved per element) and ``np.add(p, q, out=r)`` (3 x 8), and a C pass with the forward's own
+traffic, 4 reads and 1 streamed write (``kernels.vm.stream_probe_4r1w``), on 1 thread and on the
+benchmark's threads.  In each round the floor is the bytes the expression must move -- forward:
+4 reads + 1 write; forward+grad: 4 reads + 4 writes (the gradients; the sum is a scalar) -- over
+the best bandwidth any probe reached in that round; its median over rounds is the floor.  The
+probes are timed as extra rows in the same shuffled rounds as the candidates, so floor and
+candidates see the same load on a shared machine (a probe run on its own, before or after,
+caught a different moment: 9.6-22 ms for the same add within one run); the ratios to the floor
+are printed from medians and as the median of per-round ratios.
+
+Kernel to kernel and with conversions: the ``jax_jit`` and ``tensorflow_xla`` rows take their
+library's own arrays (converted once, outside the timing) and leave the result as one (a JAX
+array after ``block_until_ready``, a TF tensor, computed when the call returns): the kernels'
+own times.  The rows marked ``(numpy io)`` take NumPy arrays and return NumPy arrays, so the
+conversions (XLA's ``.numpy()`` copies into a fresh 80 MB array, which page-faults) are
+included, as fastgraph's always are. Page faults (``getrusage`` minor faults per call)
 show fresh allocations: NumPy's temporaries of 80 MB are ``mmap``-ed and faulted in on every
 call; a plan with preallocated buffers shows none. Peak extra memory is the resident-set high-water
 mark above the level before the call (Linux ``/proc/self/clear_refs``), in MB.
 
 Method: ``fastgraph.bench.timing.compare`` (interleaved rounds, medians, one warm-up call, which
 absorbs JIT compilation); every candidate's result is checked against NumPy's first.
-Targets (``TARGETS``, ``FLOOR_TARGETS``): forward and forward+grad at most XLA's time
-(``tf.function(jit_compile=True)``); the forward at most 1.5x the memory floor.
+Targets (``TARGETS``, ``FLOOR_TARGETS``): forward and forward+grad at most XLA's kernel time
+(``tf.function(jit_compile=True)``, result left a tensor); the forward at most 1.2x the floor.
 
 Run: ``python -m fastgraph bench --only fused``, or on its own
 ``python -m fastgraph.bench.fused [--quick] [--threads N] [--json out.json]``.
@@ -51,7 +60,7 @@ TORCH_COMPILE_LIMIT_S = 60
 #: fastgraph's time / the peer's, at most, on both workloads
 TARGETS = {"tensorflow_xla": 1.0}
 #: fastgraph's time / the memory floor, at most, by workload (``memory_floor``)
-FLOOR_TARGETS = {"forward": 1.5}
+FLOOR_TARGETS = {"forward": 1.2}
 
 
 def make_inputs(n: int, seed: int = 0) -> tuple[np.ndarray, ...]:
@@ -137,10 +146,16 @@ def jax_fns(jax):
             o.block_until_ready()
         return out
 
+    def forward_numpy(a, b, c, d):  # NumPy in, NumPy out: the transfers included
+        return np.asarray(fwd(a, b, c, d))
+
+    def grad_numpy(a, b, c, d):
+        return [np.asarray(o) for o in grd(a, b, c, d)]
+
     def convert(arrays):
         return tuple(jax.device_put(x) for x in arrays)
 
-    return forward, grad, convert
+    return forward, grad, convert, forward_numpy, grad_numpy
 
 
 def torch_fns(torch):
@@ -216,16 +231,22 @@ def tensorflow_fns(tf, threads: int | None = None):
             y = tf.reduce_sum(f(a, b, c, d))
         return tape.gradient(y, [a, b, c, d])
 
-    def forward(a, b, c, d):
-        return fwd(a, b, c, d).numpy()
+    def forward(a, b, c, d):        # the kernel: TF tensors in, the result left a TF tensor
+        return fwd(a, b, c, d)
 
     def grad(a, b, c, d):
+        return grd(a, b, c, d)
+
+    def forward_numpy(a, b, c, d):  # NumPy in, NumPy out: the conversions included
+        return fwd(a, b, c, d).numpy()
+
+    def grad_numpy(a, b, c, d):
         return [g.numpy() for g in grd(a, b, c, d)]
 
     def convert(arrays):
         return tuple(tf.constant(x) for x in arrays)
 
-    return forward, grad, convert
+    return forward, grad, convert, forward_numpy, grad_numpy
 
 
 def fastgraph_fns():
@@ -287,47 +308,67 @@ def peak_extra_mb(fn: Callable[[], Any]) -> float | None:
     return max(0.0, (peak - before) / 1024.0)
 
 
-#: not a candidate: ``np.add(p, q, out=r)`` on arrays of the workload's size, timed in the same
-#: rounds as the candidates (so under the same load) to give the streaming bandwidth
-FLOOR_PROBE = "floor_probe"
-#: 8-byte arrays streamed, per element: the probe (2 reads + 1 write), the forward (4 reads +
-#: 1 write), forward + gradients (4 reads + 4 writes; the sum is a scalar)
-_PROBE_ARRAYS, _FORWARD_ARRAYS, _GRAD_ARRAYS = 3, 5, 8
+#: a suffix for the rows that take NumPy arrays and give NumPy arrays back (conversions and
+#: transfers included); the rows without it are kernel to kernel (inputs made the library's own
+#: arrays once, results left as its arrays: a TF tensor, a JAX array after block_until_ready)
+NUMPY_IO = " (numpy io)"
+
+#: not candidates: streaming-bandwidth probes on arrays of the workload's size, timed in the same
+#: rounds as the candidates (so under the same load); name -> 8-byte arrays moved per element
+FLOOR_PROBES = {"floor: numpy copy": 2, "floor: numpy add": 3, "floor: C 4r1w 1 thread": 5,
+                "floor: C 4r1w N threads": 5}
+#: 8-byte arrays streamed per element: the forward (4 reads + 1 write), forward + gradients
+#: (4 reads + 4 writes; the sum is a scalar)
+_FORWARD_ARRAYS, _GRAD_ARRAYS = 5, 8
 
 
-def floor_probe(n: int) -> Callable[[], Any]:
-    p, q, r = np.ones(n), np.ones(n), np.empty(n)
-    np.add(p, q, out=r)
-    return lambda: np.add(p, q, out=r)
+def floor_probes(n: int, threads: int) -> dict[str, Callable[[], Any]]:
+    """The probes of :data:`FLOOR_PROBES`: ``np.copyto`` and ``np.add(p, q, out=r)`` (NumPy's
+    single-threaded streaming) and a C pass with the forward's own traffic (4 reads, 1
+    streamed write: ``kernels.vm.stream_probe_4r1w``) on 1 and ``threads`` threads."""
+    from fastgraph.kernels.vm import stream_probe_4r1w
+
+    p, q, r, u, v = (np.ones(n) for _ in range(5))
+    probes = {"floor: numpy copy": lambda: np.copyto(r, p),
+              "floor: numpy add": lambda: np.add(p, q, out=r),
+              "floor: C 4r1w 1 thread": lambda: stream_probe_4r1w(p, q, u, v, r, 1),
+              "floor: C 4r1w N threads": lambda: stream_probe_4r1w(p, q, u, v, r, threads)}
+    for f in probes.values():
+        f()
+    return probes
 
 
 def memory_floor(res, arrays: int, n: int) -> dict[str, Any]:
-    """The floor of a workload streaming ``arrays`` 8-byte arrays of ``n``, from the probe's
-    median in ``res``; each candidate's ratio to it, from medians and per round (the candidate's
-    time over the floor implied by the probe's time in the same round)."""
-    probe = res.stats[FLOOR_PROBE].times
-    scale = arrays / _PROBE_ARRAYS
-    floor_s = statistics.median(probe) * scale
+    """The floor of a workload streaming ``arrays`` 8-byte arrays of ``n``: in each round, the
+    bytes over the best bandwidth any probe reached in that round; ``floor_s`` its median over
+    rounds.  Each candidate's ratio to it, from medians and per round (its time over that
+    round's floor); each probe's median bandwidth."""
+    probes = [k for k in FLOOR_PROBES if k in res.stats]
+    nbytes = arrays * 8 * n
+    per_round = [min(t * arrays / FLOOR_PROBES[k] for k, t in zip(probes, ts))
+                 for ts in zip(*(res.stats[k].times for k in probes))]
+    floor_s = statistics.median(per_round)
     ratios, paired = {}, {}
     for k, st in res.stats.items():
-        if k == FLOOR_PROBE:
+        if k in FLOOR_PROBES:
             continue
         ratios[k] = st.median / floor_s
-        paired[k] = statistics.median(t / (p * scale) for t, p in zip(st.times, probe))
-    return {"bandwidth_GBps": _PROBE_ARRAYS * 8 * n / statistics.median(probe) / 1e9,
-            "floor_s": floor_s, "ratio": ratios, "paired_ratio": paired}
+        paired[k] = statistics.median(t / f for t, f in zip(st.times, per_round))
+    bw = {k: FLOOR_PROBES[k] * 8 * n / res.stats[k].median / 1e9 for k in probes}
+    return {"bandwidth_GBps": nbytes / floor_s / 1e9, "floor_s": floor_s,
+            "floor_min_s": min(per_round), "probes_GBps": bw,
+            "best_probe": max(bw, key=bw.get), "ratio": ratios, "paired_ratio": paired}
 
 
-def floor_row(res, floor: dict[str, Any], arrays: int, target: float | None) -> dict[str, Any]:
+def floor_row(res, floor: dict[str, Any], target: float | None) -> dict[str, Any]:
     """The suite's summary row (``fastgraph.cli.bench.headline``) of fastgraph against the memory
     floor of ``res`` (``memory_floor(res, arrays, n)``); the fastest rounds' ratio from the
-    fastest candidate round over the fastest probe round."""
+    fastest candidate round over the fastest round's floor."""
     fg_stats = res.stats["fastgraph"]
-    floor_min_s = res.stats[FLOOR_PROBE].min * arrays / _PROBE_ARRAYS
     return {"case": res.name, "fastgraph": "fastgraph", "peer": "memory floor",
             "fastgraph_s": fg_stats.median, "peer_s": floor["floor_s"],
-            "fastgraph_min_s": fg_stats.min, "peer_min_s": floor_min_s,
-            "ratio": floor["ratio"]["fastgraph"], "ratio_min": fg_stats.min / floor_min_s,
+            "fastgraph_min_s": fg_stats.min, "peer_min_s": floor["floor_min_s"],
+            "ratio": floor["ratio"]["fastgraph"], "ratio_min": fg_stats.min / floor["floor_min_s"],
             "ratio_paired": floor["paired_ratio"]["fastgraph"], "target": target}
 
 
@@ -374,8 +415,9 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
         add("numexpr", *numexpr_fns(ne), arrays)
     if "jax" in available:
         try:
-            f, g, conv = jax_fns(available["jax"])
+            f, g, conv, fn, gn = jax_fns(available["jax"])
             add("jax_jit", f, g, conv(arrays))
+            add("jax_jit" + NUMPY_IO, fn, gn, arrays)
         except Exception as exc:  # noqa: BLE001
             skipped["jax_jit"] = f"{type(exc).__name__}: {exc}"[:200]
     if "torch" in available:
@@ -393,17 +435,19 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
             add("torch_compile", *compiled, targs)
     if "tensorflow" in available:
         try:
-            f, g, conv = tensorflow_fns(available["tensorflow"], nthreads)
+            f, g, conv, fn, gn = tensorflow_fns(available["tensorflow"], nthreads)
             add("tensorflow_xla", f, g, conv(arrays))
+            add("tensorflow_xla" + NUMPY_IO, fn, gn, arrays)
         except Exception as exc:  # noqa: BLE001
             skipped["tensorflow_xla"] = f"{type(exc).__name__}: {exc}"[:200]
 
     reference = "fastgraph" if "fastgraph" in fwd else "numpy"
-    meta = {"n": n, "dtype": "float64", "threads": nthreads}
-    probe = floor_probe(n)
-    r_fwd = compare(f"fused forward n={n:,}", {**fwd, FLOOR_PROBE: probe}, rounds=rounds,
+    from fastgraph.kernels.vm import vec_isa
+    meta = {"n": n, "dtype": "float64", "threads": nthreads, "vec_isa": vec_isa()}
+    probes = floor_probes(n, nthreads)
+    r_fwd = compare(f"fused forward n={n:,}", {**fwd, **probes}, rounds=rounds,
                     warmup=1, faults=True, reference=reference, meta=meta, settle=SETTLE_S)
-    r_grd = compare(f"fused forward+grad n={n:,}", {**grd, FLOOR_PROBE: probe}, rounds=rounds,
+    r_grd = compare(f"fused forward+grad n={n:,}", {**grd, **probes}, rounds=rounds,
                     warmup=1, faults=True, reference=reference, meta=meta, settle=SETTLE_S)
     floors = {"forward": memory_floor(r_fwd, _FORWARD_ARRAYS, n),
               "forward_grad": memory_floor(r_grd, _GRAD_ARRAYS, n)}
@@ -414,10 +458,13 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
         for k, why in skipped.items():
             print(f"skipped {k}: {why}")
         ff, fg_ = floors["forward"], floors["forward_grad"]
-        print(f"memory floor ({FLOOR_PROBE}: np.add(p, q, out=r) in the same rounds, "
-              f"{ff['bandwidth_GBps']:.1f} / {fg_['bandwidth_GBps']:.1f} GB/s): forward "
-              f"{1e3 * ff['floor_s']:.2f} ms (4 reads + 1 write), forward+grad "
-              f"{1e3 * fg_['floor_s']:.2f} ms (4 reads + 4 writes)")
+        print("memory floor: the best streaming bandwidth of the probes in each round (GB/s, "
+              "forward rounds / forward+grad rounds): " + ", ".join(
+                  f"{k[len('floor: '):]} {ff['probes_GBps'][k]:.1f} / {fg_['probes_GBps'][k]:.1f}"
+                  for k in ff["probes_GBps"]))
+        print(f"  forward {1e3 * ff['floor_s']:.2f} ms (4 reads + 1 write at "
+              f"{ff['bandwidth_GBps']:.1f} GB/s), forward+grad {1e3 * fg_['floor_s']:.2f} ms "
+              f"(4 reads + 4 writes at {fg_['bandwidth_GBps']:.1f} GB/s)")
         print(f"  {'candidate':<16}{'fwd/floor':>10}{'(per round)':>12}{'grad/floor':>11}"
               f"{'(per round)':>12}{'fwd peak MB':>13}{'grad peak MB':>14}")
         for k in fwd:
@@ -442,10 +489,8 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
     # floor (timed beside the candidates, not one of them) gets rows of its own.
     floor_rows = []
     if "fastgraph" in fwd:
-        floor_rows = [floor_row(r_fwd, floors["forward"], _FORWARD_ARRAYS,
-                                FLOOR_TARGETS.get("forward")),
-                      floor_row(r_grd, floors["forward_grad"], _GRAD_ARRAYS,
-                                FLOOR_TARGETS.get("forward_grad"))]
+        floor_rows = [floor_row(r_fwd, floors["forward"], FLOOR_TARGETS.get("forward")),
+                      floor_row(r_grd, floors["forward_grad"], FLOOR_TARGETS.get("forward_grad"))]
     return {
         "benchmark": "fused",
         "quick": quick,
@@ -453,7 +498,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
         "headline_extra": floor_rows,
         "missing": missing,
         "skipped": skipped,
-        "not_candidates": [FLOOR_PROBE],
+        "not_candidates": list(FLOOR_PROBES),
         "memory_floor": floors,
         "ratio_to_floor": {k: v["ratio"] for k, v in floors.items()},
         "peak_extra_mb": peaks,

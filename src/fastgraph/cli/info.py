@@ -82,7 +82,19 @@ def collect() -> dict[str, Any]:
         "num_threads": fastgraph.get_num_threads(),
         "numpy": np.__version__,
         "blas": _blas_info(),
+        **_vec_isa_info(),
     }
+
+
+def _vec_isa_info() -> dict[str, Any]:
+    """Which instruction-set copy of the fused VM's loops runs (``vec_isa``) and which this CPU
+    could run (``vec_isas``, best first): all compute the same bits; ``FASTGRAPH_VEC_ISA``
+    picks another."""
+    try:
+        from fastgraph.kernels import vm
+    except ImportError:     # not built: "compiled extensions" says so
+        return {"vec_isa": None, "vec_isas": []}
+    return {"vec_isa": vm.vec_isa(), "vec_isas": list(vm.vec_isas())}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,6 +116,9 @@ def main(args: argparse.Namespace | None = None) -> int:
               "`python setup.py build_ext --inplace`")
     print(f"OpenMP    {'enabled' if facts['openmp'] else 'disabled (built without OpenMP)'}")
     print(f"threads   {facts['num_threads']}  (fastgraph.set_num_threads / FASTGRAPH_NUM_THREADS)")
+    if facts["vec_isa"] is not None:
+        print(f"fused VM  {facts['vec_isa']} loops  (this CPU runs: {', '.join(facts['vec_isas'])}; "
+              "FASTGRAPH_VEC_ISA picks one, all give the same bits)")
     print(f"numpy     {facts['numpy']}")
     for b in facts["blas"]:
         extra = "".join(

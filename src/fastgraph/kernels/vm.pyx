@@ -15,7 +15,9 @@ The opcodes are the rows of ``include/fg_opcodes.h``, one X-macro list: the VM t
 and arities from it and exports the rows (:func:`opcode_rows`), which the Python compiler reads
 (:mod:`fastgraph.fused.opcodes`).  What an instruction does to one block is C in
 ``include/fg_vm.h``: plain loops and fastgraph's vectorised transcendentals, compiled once per
-instruction set, the CPU's best copy chosen at import (:func:`vec_isa`); libm loops; NumPy's own
+instruction set (AVX-512, AVX2 + FMA, baseline), the CPU's best copy chosen at import
+(:func:`vec_isa`; ``FASTGRAPH_VEC_ISA`` names another), every copy giving the same bits; libm
+loops; NumPy's own
 inner loops, found at import in the ufuncs the rows name.
 """
 cimport cython
@@ -71,6 +73,8 @@ cdef extern from "fg_vm.h":
     void fg_stream_d(double*, const double*, Py_ssize_t) noexcept nogil
     void fg_stream_f(float*, const float*, Py_ssize_t) noexcept nogil
     void fg_sfence() noexcept nogil
+    void fg_probe_4r1w(double*, const double*, const double*, const double*, const double*,
+                       Py_ssize_t, Py_ssize_t) noexcept nogil
 
 
 # --------------------------------------------------------------------------------------------
@@ -113,6 +117,22 @@ cdef int _BEST = fg_vm_isa_best()
 fg_vm_isa_set(_BEST)
 
 
+def _isa_from_environment():
+    """Run the copy ``FASTGRAPH_VEC_ISA`` names (one of :func:`vec_isas`, or ``cpu``): every copy
+    computes the same bits, so this changes only the speed (benchmarks, and checking a path on a
+    machine that has a better one).  A name this CPU cannot run warns and keeps the best."""
+    import os
+    name = os.environ.get("FASTGRAPH_VEC_ISA", "").strip().lower()
+    if not name:
+        return
+    try:
+        _set_vec_isa(name)
+    except ValueError as exc:
+        import warnings
+        warnings.warn(f"FASTGRAPH_VEC_ISA ignored: {exc}; running {vec_isa()!r}",
+                      RuntimeWarning, stacklevel=2)
+
+
 def vec_isas():
     """The copies of the vec and arithmetic loops this CPU runs, best first.
 
@@ -125,15 +145,21 @@ def vec_isas():
 
 
 def vec_isa():
-    """Which copy of the vec and arithmetic loops runs: ``"avx2+fma"`` or ``"baseline"``."""
+    """Which copy of the vec and arithmetic loops runs: ``"avx512"`` (AVX-512 F, DQ and VL),
+    ``"avx2+fma"`` or ``"baseline"``; they compute the same bits, at different speeds.
+
+    >>> from fastgraph.kernels.vm import vec_isa, vec_isas
+    >>> vec_isa() in vec_isas()
+    True
+    """
     return _text(fg_vm_isa_name(fg_vm_isa_current()))
 
 
 def _set_vec_isa(str isa):
     """Run the ``"baseline"`` copy of the vec and arithmetic loops, another the CPU has (by its
-    name in :func:`vec_isas`), or the CPU's best (``"cpu"``) -- for tests: on an AVX2 machine
-    the baseline copy (and the scalar float64 tanh/sigmoid, which the AVX2 copy does not share)
-    would otherwise never run.  Not thread-safe: switch only while no kernel runs."""
+    name in :func:`vec_isas`), or the CPU's best (``"cpu"``) -- for tests, which prove every copy
+    gives the same bits, and benchmarks: on an AVX-512 machine the other copies would otherwise
+    never run.  Not thread-safe: switch only while no kernel runs."""
     cdef int i
     if isa == "cpu":
         fg_vm_isa_set(_BEST)
@@ -144,6 +170,38 @@ def _set_vec_isa(str isa):
             return
     choices = ", ".join(repr(s) for s in ("cpu",) + vec_isas())
     raise ValueError(f"isa must be one of {choices} (this CPU's), got {isa!r}")
+
+
+_isa_from_environment()
+
+
+def stream_probe_4r1w(double[::1] a, double[::1] b, double[::1] c, double[::1] e,
+                      double[::1] out, int num_threads=1):
+    """``out = (a + b) + (c + e)`` with streaming stores, on ``num_threads`` threads: a plain C
+    pass with the fused forward's memory traffic (4 reads, 1 write) and no other work, the
+    benchmarks' probe of the machine's streaming bandwidth (:mod:`fastgraph.bench.fused`).
+
+    >>> import numpy as np
+    >>> x = np.arange(5.0)
+    >>> out = np.empty(5)
+    >>> stream_probe_4r1w(x, x, x, x, out)
+    >>> out
+    array([ 0.,  4.,  8., 12., 16.])
+    """
+    cdef Py_ssize_t n = out.shape[0], blk, nblk, step = 16384
+    if not (a.shape[0] == b.shape[0] == c.shape[0] == e.shape[0] == n):
+        raise ValueError(f"stream_probe_4r1w: the five arrays must have one length, got "
+                         f"{[a.shape[0], b.shape[0], c.shape[0], e.shape[0], n]}")
+    if num_threads < 1:
+        raise ValueError(f"stream_probe_4r1w: num_threads must be >= 1, got {num_threads}")
+    if n == 0:
+        return
+    nblk = (n + step - 1) // step
+    with nogil:
+        for blk in prange(nblk, num_threads=num_threads, schedule="static"):
+            fg_probe_4r1w(&out[0], &a[0], &b[0], &c[0], &e[0], blk * step,
+                          min(n, (blk + 1) * step))
+        fg_sfence()
 
 
 def vm_has_vec(name):

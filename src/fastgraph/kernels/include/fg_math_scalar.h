@@ -6,6 +6,12 @@
  *                                                   precision's constants and polynomials here
  *   fg_log_d, fg_log1p_d                            double; the float versions compute in double
  *
+ * Every fused multiply-add is written out (FG_FMA_P): fg_vm.h compiles this with fp-contract=off,
+ * so the compiler adds none of its own, and every instruction set's copy (each vectorises these
+ * loops at its own width) computes the same operations, rounded the same way: the same bits.
+ * Where the target has FMA instructions fma() is one; on x86-64 without them (the baseline
+ * copy, run only by CPUs older than AVX2 or when forced) it is libm's exact fma, slower.
+ *
  * Included by fg_vm.h inside its no-trapping-math region (see there). */
 #ifndef FG_MATH_SCALAR_H
 #define FG_MATH_SCALAR_H
@@ -26,6 +32,14 @@ static inline uint32_t fg__bits_f(float f) { uint32_t u; memcpy(&u, &f, 4); retu
 #define FG_SIGN_f 0x80000000u
 #define FG_FABS_d fabs
 #define FG_FABS_f fabsf
+/* a b + c with one rounding */
+#if defined(__GNUC__) || defined(__clang__)
+#  define FG_FMA_d(a, b, c) __builtin_fma((a), (b), (c))
+#  define FG_FMA_f(a, b, c) __builtin_fmaf((a), (b), (c))
+#else
+#  define FG_FMA_d(a, b, c) fma((a), (b), (c))
+#  define FG_FMA_f(a, b, c) fmaf((a), (b), (c))
+#endif
 
 /* ---- range reduction: x = k ln2 + r, |r| <= ln2/2 ----
  * Adding MAGIC (1.5 * 2^52, 1.5 * 2^23) rounds to an integer k, left in MAGIC's low bits
@@ -61,26 +75,27 @@ static inline float fg__pow2_f(float km) { return fg__from_bits_f((fg__bits_f(km
    Estrin form: short dependency chains. */
 static inline double fg__expm1_poly_d(double r) {
     double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-    double a = 0.5000000000000001 + r * 0.16666666666666669;
-    double b = 0.041666666666624164 + r * 0.008333333333330065;
-    double c = 0.0013888888917196719 + r * 0.00019841269863040545;
-    double d = 2.4801521322368692e-05 + r * 2.7557268480310024e-06;
-    double e = 2.7620075879983367e-07 + r * 2.5100375832561234e-08;
-    double p = (a + r2 * b) + r4 * (c + r2 * d) + r8 * e;
-    return r + r2 * p;
+    double a = FG_FMA_d(r, 0.16666666666666669, 0.5000000000000001);
+    double b = FG_FMA_d(r, 0.008333333333330065, 0.041666666666624164);
+    double c = FG_FMA_d(r, 0.00019841269863040545, 0.0013888888917196719);
+    double d = FG_FMA_d(r, 2.7557268480310024e-06, 2.4801521322368692e-05);
+    double e = FG_FMA_d(r, 2.5100375832561234e-08, 2.7620075879983367e-07);
+    double p = FG_FMA_d(r8, e, FG_FMA_d(r4, FG_FMA_d(r2, d, c), FG_FMA_d(r2, b, a)));
+    return FG_FMA_d(r2, p, r);
 }
 /* P of degree 4 (Chebyshev fit): 7.5e-8 relative */
 static inline float fg__expm1_poly_f(float r) {
     float r2 = r * r;
-    float a = 0.5f + r * 0.16666577756404877f;
-    float b = 0.041666556149721146f + r * 0.008363173343241215f;
-    float p = a + r2 * b + (r2 * r2) * 0.0013926175888627768f;
-    return r + r2 * p;
+    float a = FG_FMA_f(r, 0.16666577756404877f, 0.5f);
+    float b = FG_FMA_f(r, 0.008363173343241215f, 0.041666556149721146f);
+    float p = FG_FMA_f(r2 * r2, 0.0013926175888627768f, FG_FMA_f(r2, b, a));
+    return FG_FMA_f(r2, p, r);
 }
 
 /* ---- tanh and sigmoid: exp(r) = N / D in fdlibm's rational form ----
  * D = 2 - c, N = D + 2r, c = r - r^2 P(r^2) (P of degree 4 in r^2 for double, error < 2^-59;
- * degree 1 for float, fdlibm's expf coefficients).  Half the multiply-adds of the polynomial
+ * degree 1 for float, fdlibm's expf coefficients), D computed as r^2 P + (2 - r), one FMA
+ * (fg_math_simd.h's order: the float64 loops are written there).  Half the multiply-adds of the polynomial
  * above, at the price of a division: a win where a division is needed anyway. */
 #define FG__EXP_P1 1.66666666666666019037e-01
 #define FG__EXP_P2 -2.77777777770155933842e-03
@@ -89,13 +104,13 @@ static inline float fg__expm1_poly_f(float r) {
 #define FG__EXP_P5 4.13813679705723846039e-08
 static inline double fg__exp_den_d(double r) {
     double t = r * r, t2 = t * t;
-    double p = (FG__EXP_P1 + t * FG__EXP_P2)
-               + t2 * ((FG__EXP_P3 + t * FG__EXP_P4) + t2 * FG__EXP_P5);
-    return 2.0 - (r - t * p);
+    double p = FG_FMA_d(t2, FG_FMA_d(t2, FG__EXP_P5, FG_FMA_d(t, FG__EXP_P4, FG__EXP_P3)),
+                        FG_FMA_d(t, FG__EXP_P2, FG__EXP_P1));
+    return FG_FMA_d(t, p, 2.0 - r);
 }
 static inline float fg__exp_den_f(float r) {
     float t = r * r;
-    return 2.0f - (r - t * (1.6666625440e-1f + t * -2.7667332906e-3f));
+    return FG_FMA_f(t, FG_FMA_f(t, -2.7667332906e-3f, 1.6666625440e-1f), 2.0f - r);
 }
 /* tanh(|x|) for 2|x| >= CLAMP rounds to 1 */
 #define FG_TANH_CLAMP_d 40.0
@@ -138,10 +153,12 @@ static inline double fg_log_d(double x) {
     double k = eb - 1023.0 + (big ? 1.0 : 0.0) - (sub ? 54.0 : 0.0);
     double f = m - 1.0;
     double s = f / (2.0 + f), z = s * s, w = z * z;
-    double t1 = w * (3.999999999940941908e-01 + w * (2.222219843214978396e-01
-                + w * 1.531383769920937332e-01));
-    double t2 = z * (6.666666666666735130e-01 + w * (2.857142874366239149e-01
-                + w * (1.818357216161805012e-01 + w * 1.479819860511658591e-01)));
+    double t1 = w * FG_FMA_d(w, FG_FMA_d(w, 1.531383769920937332e-01, 2.222219843214978396e-01),
+                             3.999999999940941908e-01);
+    double t2 = z * FG_FMA_d(w, FG_FMA_d(w, FG_FMA_d(w, 1.479819860511658591e-01,
+                                                     1.818357216161805012e-01),
+                                         2.857142874366239149e-01),
+                             6.666666666666735130e-01);
     double R = t2 + t1, hfsq = 0.5 * f * f;
     double y = k * FG_LN2HI_d - ((hfsq - (s * (hfsq + R) + k * FG_LN2LO_d)) - f);
     y = x == INFINITY ? x : y;

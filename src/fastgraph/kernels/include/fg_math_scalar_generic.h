@@ -5,15 +5,18 @@
 #define FG_U FG__XCAT(fg_bits_, FG_P)
 #define FG_K(NAME) FG__XCAT(FG_##NAME##_, FG_P)
 #define FG_F(name) FG__XCAT(name##_, FG_P)
-/* x = k ln2 + r (km = k + MAGIC): the range reduction all four share */
+/* x = k ln2 + r (km = k + MAGIC): the range reduction all four share.  The constants are negated,
+   never K: negating a NaN flips its sign, which the vector copies' FNMADD does not (every NaN in
+   these functions is the input's, with its sign, whichever operand an FMA propagates). */
+#define FG__FMA(a, b, c) FG__XCAT(FG_FMA_, FG_P)(a, b, c)
 #define FG__REDUCE(X, KM, K, R) \
-    FG_T KM = (X) * FG_K(LOG2E) + FG_K(MAGIC); \
+    FG_T KM = FG__FMA((X), FG_K(LOG2E), FG_K(MAGIC)); \
     FG_T K = KM - FG_K(MAGIC); \
-    FG_T R = ((X) - K * FG_K(LN2HI)) - K * FG_K(LN2LO);
+    FG_T R = FG__FMA(K, -FG_K(LN2LO), FG__FMA(K, -FG_K(LN2HI), (X)));
 /* 2^k = 2^k1 2^k2 with k1 = k/2 rounded: each factor stays normal down to the smallest
    subnormal result (K1M, K2M as km) */
 #define FG__HALVES(K, K1M, K2M) \
-    FG_T K1M = K * (FG_T)0.5 + FG_K(MAGIC); \
+    FG_T K1M = FG__FMA(K, (FG_T)0.5, FG_K(MAGIC)); \
     FG_T K2M = (K - (K1M - FG_K(MAGIC))) + FG_K(MAGIC);
 
 static inline FG_T FG_F(fg_exp)(FG_T x) {
@@ -32,7 +35,7 @@ static inline FG_T FG_F(fg_expm1)(FG_T x) {
     FG_T q = FG_F(fg__expm1_poly)(r);
     FG_T s1 = FG_F(fg__pow2)(k1m), s2 = FG_F(fg__pow2)(k2m);
     FG_T S = s1 * s2;
-    FG_T small = q * S + (S - (FG_T)1);          /* exact 2^k - 1 up to BIG */
+    FG_T small = FG__FMA(q, S, S - (FG_T)1);     /* exact 2^k - 1 up to BIG */
     FG_T big = ((q + (FG_T)1) * s1) * s2;
     FG_T y = x > FG_K(EXPM1_BIG) ? big : small;
     y = x > FG_K(EXP_OVER) ? INFINITY : y;
@@ -53,7 +56,7 @@ static inline FG_T FG_F(fg_tanh)(FG_T x) {
     FG_T S = FG_F(fg__pow2)(km);
     FG_T D = FG_F(fg__exp_den)(r);
     FG_T Sr = (S + S) * r;
-    FG_T q = ((S - (FG_T)1) * D + Sr) / ((S + (FG_T)1) * D + Sr);
+    FG_T q = FG__FMA(S - (FG_T)1, D, Sr) / FG__FMA(S + (FG_T)1, D, Sr);
     return FG_F(fg__from_bits)(FG_F(fg__bits)(q) ^ sign);
 }
 
@@ -66,8 +69,8 @@ static inline FG_T FG_F(fg_sigmoid)(FG_T x) {
     FG_T zc = z <= FG_K(SIGMOID_ZERO) ? FG_K(EXP_LO) : z;       /* 0 from SIGMOID_ZERO down */
     FG__REDUCE(zc, km, k, r)
     FG_T D = FG_F(fg__exp_den)(r);
-    FG_T SN = (D + (FG_T)2 * r) * FG_F(fg__pow2)(km + FG_K(SIGMOID_SHIFT));   /* e D 2^SHIFT */
-    FG_T den = D + SN * FG_K(SIGMOID_UNSHIFT);                                  /* D (1 + e) */
+    FG_T SN = FG__FMA(r, (FG_T)2, D) * FG_F(fg__pow2)(km + FG_K(SIGMOID_SHIFT)); /* e D 2^SHIFT */
+    FG_T den = FG__FMA(SN, FG_K(SIGMOID_UNSHIFT), D);                           /* D (1 + e) */
     int pos = x >= (FG_T)0;
     FG_T q = (pos ? D : SN) / den;
     return q * (pos ? (FG_T)1 : FG_K(SIGMOID_UNSHIFT));
@@ -75,6 +78,7 @@ static inline FG_T FG_F(fg_sigmoid)(FG_T x) {
 
 #undef FG__HALVES
 #undef FG__REDUCE
+#undef FG__FMA
 #undef FG_F
 #undef FG_K
 #undef FG_U

@@ -55,7 +55,7 @@
     OP(EXP,           exp,           1, vec,   exp,                 6,  3, 1, "") \
     OP(EXPM1,         expm1,         1, vec,   expm1,               6,  2, 2, "") \
     OP(LOG,           log,           1, vec,   log,                 6,  4, 1, "") \
-    OP(LOG1P,         log1p,         1, vec,   log1p,               6,  1, 1, "") \
+    OP(LOG1P,         log1p,         1, vec,   log1p,               6,  2, 1, "") \
     OP(SIN,           sin,           1, ufunc, sin,                 10, 0, 0, "") \
     OP(COS,           cos,           1, ufunc, cos,                 10, 0, 0, "") \
     OP(TAN,           tan,           1, ufunc, tan,                 10, 0, 0, "") \

@@ -5,7 +5,8 @@
  * says whether the CPU runs it.  fg_vm_isa_best() picks the first the CPU has; tests switch to
  * another (fg_vm_isa_set) to run every copy.  Switch only while no kernel runs: every block
  * reads fg_vm_active.  Adding an instruction set: its header (included by fg_vm.h), its target
- * attribute and check (fg_x86_dispatch.h), and its row here. */
+ * attribute and check (fg_x86_dispatch.h), and its row here.  Every copy computes the same bits
+ * (fg_math_scalar.h, fg_math_simd.h), so which one runs changes only the speed. */
 #ifndef FG_VM_ISA_H
 #define FG_VM_ISA_H
 #include "fg_opcodes.h"
@@ -23,7 +24,8 @@ typedef struct {
 
 static int fg_cpu_baseline(void) { return 1; }
 #if FG_X86_DISPATCH
-#  define FG__VM_ISAS_X86(X) X(_avx2, "avx2+fma", fg_cpu_avx2_fma)
+#  define FG__VM_ISAS_X86(X) X(_avx512, "avx512", fg_cpu_avx512) \
+                             X(_avx2, "avx2+fma", fg_cpu_avx2_fma)
 #else
 #  define FG__VM_ISAS_X86(X)
 #endif

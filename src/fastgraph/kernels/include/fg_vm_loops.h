@@ -4,8 +4,8 @@
  *   FG_DEF_VEC_LOOPS(SUF, ATTR)  fg_v<op>_<P><SUF>(d, a, n): the vec loops made of the scalar
  *                                functions of fg_math_scalar.h, for exp, expm1, log, log1p (both
  *                                precisions) and float tanh and sigmoid.  float64 tanh and
- *                                sigmoid are left to the instruction set (intrinsics where it has
- *                                them, FG_DEF_VEC_LOOP otherwise).
+ *                                sigmoid are fg_math_simd.h's, in each instruction set's
+ *                                vectors (one-lane ones in the baseline copy).
  *   FG_DEF_ARITH(P, SUF, ATTR)   fg_arith_<P><SUF>(op, d, a, b, c, n): the plain ("c") ops, one
  *                                switch; returns 0 for an op it does not have.  Expand it between
  *                                fg_fp_exact_begin.h and fg_fp_exact_end.h, after
