@@ -216,6 +216,41 @@ def test_forward_over_reverse_is_the_hessian_vector_product():
     close(fg.function(lambda y: fg.jacfwd(fg.grad(f))(y))(x), fg.hessian(f)(x), 1e-13, 1e-14)
 
 
+def test_jvp_of_custom_gradients_needs_only_linearity_in_the_cotangent():
+    # forward mode differentiates a rule in its cotangent only: a rule written with fastgraph
+    # operations on g works, even one whose other factors are plain NumPy values
+    from fastgraph.extend import defvjp, primitive
+
+    @primitive
+    def cube(x):
+        return x ** 3
+
+    def plain(v):
+        return v.data if isinstance(v, fg.Tensor) else v
+
+    defvjp(cube, lambda ans, x: lambda g: g * (3.0 * plain(x) ** 2))
+
+    @fg.custom_vjp
+    def softclip(x):
+        return fg.tanh(x)
+
+    softclip.defvjp(lambda x: (softclip(x), x), lambda x, g: (g * (1.0 - fg.tanh(x) ** 2),))
+    x, v = np.array([0.5, -2.0]), np.array([1.0, 3.0])
+    close(fg.jvp(cube, (x,), (v,))[1], 3 * x ** 2 * v, 1e-15, 0)
+    close(fg.jvp(softclip, (x,), (v,))[1], (1 - np.tanh(x) ** 2) * v, 1e-15, 0)
+    close(fg.function(lambda x, v: fg.jvp(softclip, (x,), (v,))[1])(x, v),
+          (1 - np.tanh(x) ** 2) * v, 1e-15, 0)
+
+    # a rule that takes its cotangent out of fastgraph cannot be transposed: an error, not zeros
+    @primitive
+    def opaque(x):
+        return x * 2.0
+
+    defvjp(opaque, lambda ans, x: lambda g: np.asarray(g) * 2.0)
+    with pytest.raises(RuntimeError, match="Can't convert a Tensor that requires grad"):
+        fg.jvp(opaque, (x,), (v,))
+
+
 def test_jvp_through_control_flow_eager_and_traced():
     # fg.scan and fg.cond differentiate to second order, so forward mode goes through them
     xs = np.arange(8.0).reshape(4, 2) / 8.0
