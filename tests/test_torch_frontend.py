@@ -253,6 +253,17 @@ CASES = [
     ("to tensor", lambda m, x: x.to(m.tensor([1], dtype=m.int64))),
     ("detach clone", lambda m, x: x.detach().clone()),
     ("einsum", lambda m, x: m.einsum("ij,kj->ik", x, x)),
+    ("norm", lambda m, x: x.norm()),
+    ("norm dim", lambda m, x: x.norm(dim=1)),
+    ("norm p1 keepdim", lambda m, x: x.norm(p=1, dim=0, keepdim=True)),
+    ("norm inf", lambda m, x: x.norm(p=float("inf"), dim=1)),
+    ("norm p3", lambda m, x: x.norm(p=3, dim=(0, 1))),
+    ("masked_fill", lambda m, x: x.masked_fill(x > 0.5, -1.0)),
+    ("eq", lambda m, x: x.eq(x * 1.0)),
+    ("gt", lambda m, x: x.gt(0.25)),
+    ("max 0-d", lambda m, x: x[0, 1].max(dim=0)),
+    ("sort 0-d", lambda m, x: m.sort(x[1, 1], dim=0)),
+    ("topk 0-d", lambda m, x: x[2, 0].topk(1)),
 ]
 
 
@@ -445,3 +456,68 @@ def test_no_grad_and_manual_seed():
     assert a.dtype == ftorch.float32
     g1, g2 = ftorch.Generator().manual_seed(5), ftorch.Generator().manual_seed(5)
     assert ftorch.randperm(6, generator=g1).tolist() == ftorch.randperm(6, generator=g2).tolist()
+
+
+# ---- checkpoints -------------------------------------------------------------------------------
+def test_save_load_state_dicts(tmp_path):
+    w = ftorch.randn(3, 2, requires_grad=True)
+    state = {"model": {"layer.weight": w.detach(), "layer.bias": ftorch.zeros(2, dtype=ftorch.double),
+                       "steps": ftorch.tensor(5)},
+             "epoch": 3, "lr": 0.01, "name": "run-1", "history": [0.5, 0.25], "best": None,
+             "optimizer": {"state": {0: {"step": ftorch.tensor(2.0),
+                                         "exp_avg": ftorch.ones(3, 2)}},
+                           "param_groups": [{"lr": 1e-3, "betas": (0.9, 0.999), "params": [0]}]}}
+    path = tmp_path / "ckpt.pt"
+    ftorch.save(state, path)
+    for kw in ({}, {"weights_only": True}, {"weights_only": False}, {"map_location": "cpu"}):
+        got = ftorch.load(path, **kw)
+        assert got["epoch"] == 3 and got["lr"] == 0.01 and got["name"] == "run-1"
+        assert got["history"] == [0.5, 0.25] and got["best"] is None
+        for k, v in state["model"].items():
+            assert got["model"][k].dtype == v.dtype and np.array_equal(got["model"][k].data, v.data)
+        assert got["optimizer"]["param_groups"][0]["betas"] == (0.9, 0.999)
+        assert got["optimizer"]["state"][0]["step"].item() == 2.0
+    with pytest.raises(RuntimeError, match="CPU only"):
+        ftorch.load(path, map_location="cuda:0")
+
+
+def test_save_refuses_objects_and_load_never_unpickles(tmp_path):
+    import pickle
+
+    class Model:
+        pass
+    with pytest.raises(ftorch.serialization.CheckpointError):
+        ftorch.save({"model": Model()}, tmp_path / "bad.pt")
+    assert not (tmp_path / "bad.pt").exists()          # nothing half-written
+    evil = tmp_path / "evil.pt"
+    evil.write_bytes(pickle.dumps({"a": 1}))
+    with pytest.raises(ftorch.serialization.CheckpointError):
+        ftorch.load(evil, weights_only=False)
+    torch_file = tmp_path / "torch.pt"
+    torch.save({"w": torch.ones(2)}, torch_file)       # PyTorch's own format: refused, not run
+    with pytest.raises(ftorch.serialization.CheckpointError):
+        ftorch.load(torch_file)
+    with pytest.raises(TypeError, match="file path"):
+        import io
+        ftorch.save({"a": 1}, io.BytesIO())
+
+
+def test_methods_eager_static_and_traced_agree():
+    def f(x):
+        return (x.max(dim=1).values.sum() + x.transpose(0, 1).std(dim=1).sum()
+                + x.view(2, 6).sum(dim=1, keepdim=True).mean() + x.unsqueeze(0).flatten(1).norm()
+                + x.clamp(min=0.0).sum())
+    eager = f(fg.tensor(X)).item()
+    traced = float(np.asarray(fg.function(f)(X)))
+    g = fg.Graph()
+    with g.as_default():
+        p = fg.placeholder(np.float64, X.shape)
+        with fg.Session() as sess:
+            static = float(sess.run(f(p), {p: X}))
+    xt = torch.tensor(X)
+    theirs = f(xt).item()
+    np.testing.assert_allclose([eager, traced, static], theirs, rtol=1e-12)
+    gx = fg.grad(lambda x: f(x))(fg.tensor(X))
+    xt.requires_grad_(True)
+    f(xt).backward()
+    np.testing.assert_allclose(np.asarray(gx.data), xt.grad.numpy(), rtol=1e-12)

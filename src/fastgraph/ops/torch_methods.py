@@ -120,7 +120,7 @@ def _shape_args(shape, op):
 def _values_indices(x, dim, keepdim, op, arg, reduce):
     d = _check_dim(dim, x.ndim, op)
     if x.ndim == 0:
-        return getattr(return_types, op)(x, F.astype(F.zeros_like(x), np.int64))
+        return getattr(return_types, op)(F.reshape(x, ()), _zero_index(x))
     idx = arg(x, axis=d, keepdims=True)
     values = F.take_along_axis(x, idx, axis=d)
     if not keepdim:
@@ -129,8 +129,9 @@ def _values_indices(x, dim, keepdim, op, arg, reduce):
     return getattr(return_types, op)(values, F.astype(idx, np.int64))
 
 
-def _float_dtype(x):
-    return x.dtype if np.dtype(x.dtype).kind in "fc" else np.dtype(np.float32)
+def _zero_index(x):
+    """The index of a 0-d tensor's only element: ``0``, int64, not differentiable."""
+    return F.astype(F.astype(x, np.bool_) & False, np.int64)
 
 
 def _eager_data(x, op):
@@ -152,7 +153,7 @@ def torch_min(x, dim, keepdim=False):
 def torch_sort(x, dim=-1, descending=False, stable=False):
     d = _check_dim(dim, x.ndim, "sort")
     if x.ndim == 0:
-        return return_types.sort(x, F.astype(F.zeros_like(x), np.int64))
+        return return_types.sort(F.reshape(x, ()), _zero_index(x))
     data = _eager_data(x, "sort")
     # a stable sort of the negated values keeps equal elements in their order when descending,
     # as PyTorch's stable sort does
@@ -174,7 +175,7 @@ def torch_topk(x, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError(f"topk(): selected index k={k} out of range for a dimension of "
                            f"size {n}")
     if x.ndim == 0:
-        return return_types.topk(x, F.astype(F.zeros_like(x), np.int64))
+        return return_types.topk(F.reshape(x, ()), _zero_index(x))
     data = _eager_data(x, "topk")
     key = -data if largest else data
     idx = np.argsort(key, axis=d, kind="stable")
@@ -280,6 +281,28 @@ def torch_chunk(x, chunks, dim=0):
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = x.shape[_check_dim(dim, x.ndim, "chunk")]
     return torch_split(x, max(-(-n // chunks), 1), dim)
+
+
+def torch_norm(x, p="fro", dim=None, keepdim=False):
+    axes = _dims(dim, x.ndim, "norm")
+    if p == "fro" or p == 2 or p is None:
+        if axes is None or isinstance(axes, int):
+            flat = x if axes is not None or x.ndim <= 1 else F.reshape(x, (-1,))
+            out = F.norm(flat, None, axes, bool(keepdim))
+            if axes is None and keepdim:
+                out = F.reshape(out, (1,) * x.ndim)
+            return out
+        return F.sqrt(F.sum(x * x, axis=axes, keepdims=bool(keepdim)))
+    a = F.abs(x)
+    if p == float("inf"):
+        return F.max(a, axis=axes, keepdims=bool(keepdim))
+    if p == float("-inf"):
+        return F.min(a, axis=axes, keepdims=bool(keepdim))
+    if p == 1:
+        return F.sum(a, axis=axes, keepdims=bool(keepdim))
+    if p == 0:
+        return F.sum(F.astype(x != 0, x.dtype), axis=axes, keepdims=bool(keepdim))
+    return F.sum(a ** p, axis=axes, keepdims=bool(keepdim)) ** (1.0 / p)
 
 
 def torch_clamp(x, min=None, max=None):
@@ -505,6 +528,32 @@ class TorchMethods:
 
     def rsqrt(self):
         return F.rsqrt(self)
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """PyTorch's ``x.norm(p=2, dim=None, keepdim=False)`` (``"fro"``: the 2-norm of all
+        elements; ``inf``; any other ``p`` of the elements along ``dim``)."""
+        return torch_norm(self, p, dim, keepdim)
+
+    def masked_fill(self, mask, value):
+        return F.astype(F.where(mask, value, self), self.dtype)
+
+    def eq(self, other):
+        return self == other
+
+    def ne(self, other):
+        return self != other
+
+    def gt(self, other):
+        return self > other
+
+    def ge(self, other):
+        return self >= other
+
+    def lt(self, other):
+        return self < other
+
+    def le(self, other):
+        return self <= other
 
     # ---- reductions -------------------------------------------------------------------------
     def sum(self, *args, **kwargs):
