@@ -490,7 +490,7 @@ def test_tensor_non_numeric_is_type_error(data):
         fg.tensor(data)
 
 
-@pytest.mark.parametrize("dtype", [np.complex128, np.float16, "U3"])
+@pytest.mark.parametrize("dtype", [np.clongdouble, np.float16, "U3"])
 def test_tensor_unsupported_dtype_is_type_error(dtype):
     with pytest.raises(TypeError, match="dtype"):
         fg.tensor([1, 2], dtype=dtype)

@@ -12,6 +12,7 @@ cdef class OpDef:
     cdef public bint elementwise
     cdef public bint differentiable
     cdef public bint variadic
+    cdef readonly bint complex_vjps    # the VJPs hold for complex values (autograd's convention)
     # eager fast paths
     cdef public object operator
     cdef public object scalar_math

@@ -85,7 +85,10 @@ cdef class OpDef:
         input, ``vjp(g, ans, *inputs, **attrs)`` written with fastgraph ops (``None``: no
         gradient flows to that input; ``ZERO``: its gradient is identically zero); ``shape``,
         the static shape rule ``shape(shapes, **attrs)``; ``elementwise``; ``variadic`` (the
-        inputs are one sequence); ``differentiable`` (False: results never require grad).
+        inputs are one sequence); ``differentiable`` (False: results never require grad);
+        ``complex_vjps`` (the VJP rules hold for complex values, in HIPS autograd's convention:
+        the gradient of a real ``f(x + iy)`` is ``df/dx - i df/dy``; an op without it refuses
+        to differentiate through complex inputs or outputs rather than give a wrong gradient).
 
     Eager fast paths (identical results):
         ``operator``, the Python operator with this op's semantics on NumPy values (used when an
@@ -124,7 +127,8 @@ cdef class OpDef:
     Its public face (function, namespaces, method and operator forms, NumPy routing) is ``api``.
     """
     def __init__(self, name, forward=None, vjps=(), *, shape=None, bint elementwise=False,
-                 bint differentiable=True, bint variadic=False, operator=None,
+                 bint differentiable=True, bint variadic=False, bint complex_vjps=False,
+                 operator=None,
                  scalar_math=None, opcode=None, bint cheap=False, bint fuse_alone=False,
                  compares=None, bint broadcasting=False, reduction=None,
                  bint unbroadcast=False, stride0_operand=None, blas=None, shape_only=(),
@@ -144,6 +148,7 @@ cdef class OpDef:
         vjps = vjps if isinstance(vjps, tuple) else tuple(vjps)
         self.name, self.forward, self.vjps, self.shape = name, forward, vjps, shape
         self.elementwise, self.differentiable, self.variadic = elementwise, differentiable, variadic
+        self.complex_vjps = complex_vjps
         self.operator, self.scalar_math, self.opcode = operator, scalar_math, opcode
         self.cheap, self.fuse_alone, self.compares = cheap, fuse_alone, compares
         self.broadcasting, self.reduction, self.unbroadcast = broadcasting, reduction, unbroadcast

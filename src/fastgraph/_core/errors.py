@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MixedKindsError", "op_error"]
+__all__ = ["MixedKindsError", "op_error", "complex_gradient_error"]
 
 
 class MixedKindsError(TypeError):
@@ -21,6 +21,9 @@ def _operand_kind(v) -> str:
         return str(v.dtype)
     if isinstance(v, (bool, int, float, complex)):
         return f"{type(v).__name__} (Python scalar)"
+    dtype = getattr(v, "dtype", None)     # (a Tensor, a graph Node)
+    if isinstance(dtype, np.dtype):
+        return str(dtype)
     return type(v).__name__
 
 
@@ -82,3 +85,13 @@ def op_error(op, values, attrs, e):
         except Exception:
             kinds = "?"
         return TypeError(f"{getattr(op, 'name', op)}: {e} (operand types {kinds})")
+
+
+def complex_gradient_error(op, values) -> TypeError:
+    """The error for differentiating an op whose VJP rules are not declared to hold for complex
+    values (``OpDef.complex_vjps``) through a complex input or output: refused, rather than a
+    gradient that would silently be wrong."""
+    kinds = " and ".join(_operand_kind(v) for v in values)
+    return TypeError(f"{op.name}: no gradient for complex values (operand dtypes {kinds}); "
+                     f"differentiate through it in real dtypes, or split the value with "
+                     f"fg.real and fg.imag first")

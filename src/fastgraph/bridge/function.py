@@ -133,6 +133,14 @@ def _short_repr(v) -> str:
     return r if len(r) <= 60 else r[:57] + "..."
 
 
+class _PyComplex(np.ndarray):
+    """A Python complex argument: a weak scalar in NumPy's promotion (complex64 arrays stay
+    complex64 beside it), which a traced argument of a fixed dtype would not be; refused."""
+
+    def __repr__(self):
+        return repr(complex(self[()]))
+
+
 def _arg_value(a):
     """An argument as traced and fed: ndarrays, NumPy scalars and weak Python scalars as they
     are, eager Tensors as their data, anything else through ``np.asarray``."""
@@ -144,6 +152,8 @@ def _arg_value(a):
         a = a.data
     if type(a) in _WEAK or isinstance(a, (np.ndarray, np.generic)):
         return a
+    if type(a) is complex:
+        return np.asarray(a).view(_PyComplex)
     if a is None or is_keyed(a):
         raise _Structured
     if isinstance(a, (list, tuple, dict)) and is_grad_enabled() and \
@@ -296,12 +306,13 @@ class Function:
     def trace(self, vals, kwargs, structure=None) -> _Traced:
         self.trace_count += 1
         for i, v in enumerate(vals):
-            if type(v) not in _WEAK and v.dtype.kind not in "biuf":
+            if type(v) not in _WEAK and (v.dtype.kind not in "biufc" or type(v) is _PyComplex):
                 raise TypeError(
                     f"fg.function({self.fun.__name__}): {self._argument_name(i, structure)} is "
-                    f"{_short_repr(v)} of dtype {v.dtype}, which a graph cannot take (bool, "
-                    f"integer, float32 or float64 values); pass it as a keyword argument (each "
-                    f"value traces once) or close over it")
+                    f"{_short_repr(v)} of dtype {v.dtype}, which a graph cannot take "
+                    f"(bool, integer, float or complex arrays, or Python bool, int or float "
+                    f"scalars); pass it as a keyword argument (each value traces once) or close "
+                    f"over it")
         t = self._trace(vals, kwargs, (), structure)
         if type(t) is tuple:    # weak arguments to trace strong: see _weak_only
             t = self._trace(vals, kwargs, t, structure)

@@ -24,6 +24,8 @@ from fastgraph.kernels.elementwise cimport ew, same_layout, scalar_if_0d, sum_to
 
 import numpy as np
 
+from fastgraph._core.errors import complex_gradient_error
+
 cnp.import_array()
 
 
@@ -106,8 +108,8 @@ cdef class TensorBase:
         if grad_fn is not None and type(grad_fn) is not TapeNode:
             raise TypeError(f"grad_fn must be a TapeNode or None, not {type(grad_fn).__name__}")
         if requires_grad and grad_fn is None and not _is_float_value(data):
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
-                               f"(got {np.asarray(data).dtype})")
+            raise RuntimeError(f"only Tensors of floating point and complex dtype can require "
+                               f"gradients (got {np.asarray(data).dtype})")
         self._data = data
         self._requires_grad = requires_grad or grad_fn is not None
         self.grad_fn = grad_fn
@@ -376,6 +378,8 @@ cdef inline TensorBase _record(OpDef op, tuple args, object attrs, object out):
         return _new_tensor(out, None)
     if not _is_float_value(out):
         return _new_tensor(out, None)  # integer and boolean results carry no gradient
+    if not op.complex_vjps and _touches_complex(out, args):
+        raise complex_gradient_error(op, _plain_values(args))
     cdef TapeNode node = TapeNode.__new__(TapeNode)
     node._versions = _version_sum(args)
     node.op = op
@@ -386,6 +390,34 @@ cdef inline TensorBase _record(OpDef op, tuple args, object attrs, object out):
     PyObject_GC_UnTrack(<void*>args)      # held only by the node, which is untracked
     PyObject_GC_UnTrack(<void*>parents)
     return _new_tensor(out, node)
+
+
+cdef inline bint _is_complex_value(object v):
+    """``v`` (an operand or a result) holds complex values."""
+    cdef object tv = type(v)
+    if isinstance(v, TensorBase):
+        v = (<TensorBase>v)._data
+        tv = type(v)
+    if tv is _ndarray:
+        return cnp.PyArray_ISCOMPLEX(<cnp.ndarray>v)
+    if tv is float or tv is int or tv is bool or tv is _f64 or tv is _f32:
+        return False
+    if tv is complex:
+        return True
+    if isinstance(v, _generic):
+        return np.result_type(v).kind == "c"
+    return False
+
+
+cdef bint _touches_complex(object out, tuple args):
+    """The result or an operand of a step being recorded is complex."""
+    cdef object a
+    if _is_complex_value(out):
+        return True
+    for a in args:
+        if _is_complex_value(a):
+            return True
+    return False
 
 
 cdef inline bint _is_float_value(object out):

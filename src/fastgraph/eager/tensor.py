@@ -67,8 +67,8 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
                                "want to use a computed variable in a subgraph that doesn't require "
                                "differentiation use var_no_grad = var.detach().")
         if requires_grad and self.dtype.kind not in "fc":
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
-                               f"(got {self.dtype})")
+            raise RuntimeError(f"only Tensors of floating point and complex dtype can require "
+                               f"gradients (got {self.dtype})")
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -382,7 +382,7 @@ def _scaled(other, alpha):
 
 _tape.configure(Tensor, F.ZERO, F.sum_to_like, F.astype, op_error, operator_ops())
 
-_SUPPORTED_KINDS = "biuf"
+_SUPPORTED_KINDS = "biufc"
 
 
 def tensor(data: Any, dtype=None, requires_grad: bool = False) -> Tensor:
@@ -406,9 +406,10 @@ def tensor(data: Any, dtype=None, requires_grad: bool = False) -> Tensor:
     except TypeError as e:
         raise TypeError(f"fg.tensor: unsupported data or dtype ({e})") from None
     if arr.dtype.kind not in _SUPPORTED_KINDS or (
-            arr.dtype.kind == "f" and arr.dtype.itemsize not in (4, 8)):  # float16, float128
+            arr.dtype.kind == "f" and arr.dtype.itemsize not in (4, 8)) or (  # float16
+            arr.dtype.kind == "c" and arr.dtype.itemsize not in (8, 16)):    # clongdouble
         raise TypeError(f"fg.tensor: unsupported dtype {arr.dtype}; use bool, integer, "
-                        f"float32 or float64 data")
+                        f"float32, float64, complex64 or complex128 data")
     t = Tensor(arr)
     if requires_grad:
         t.requires_grad_(True)

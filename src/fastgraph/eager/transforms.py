@@ -62,7 +62,7 @@ def _watch(x):
     if isinstance(x, Tensor):
         x = x.data
     arr = np.asarray(x)
-    if arr.dtype.kind not in "f":
+    if arr.dtype.kind not in "fc":
         if arr.dtype.kind not in "biu":
             raise TypeError(f"can only differentiate with respect to numeric inputs, got dtype "
                             f"{arr.dtype}")

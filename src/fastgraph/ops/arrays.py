@@ -65,7 +65,8 @@ def _untake(g, x, indices, axis):
 
 _untake = defop("untake_along_axis", _untake_forward,
                 lambda G, ans, g, x, indices, axis: F.take_along_axis(G, indices, axis),
-                None, None, shape=lambda shapes, **_: tuple(shapes[1]), function=_untake)
+                None, None, shape=lambda shapes, **_: tuple(shapes[1]), function=_untake,
+                complex_vjps=True)
 
 
 def _take_along_shape(shapes, axis):
@@ -109,7 +110,8 @@ def take_along_axis(arr, indices, axis=-1):
 take_along_axis = defop("take_along_axis",
                         lambda a, i, axis: np.take_along_axis(a, i, axis=axis),
                         lambda g, ans, a, i, axis: _untake(g, a, i, axis), None,
-                        shape=_take_along_shape, function=take_along_axis, exports=TOP)
+                        shape=_take_along_shape, function=take_along_axis, exports=TOP,
+                        complex_vjps=True)
 
 
 def take(a, indices, axis=None):
@@ -168,10 +170,11 @@ def _permute(v, x, ans, axis):
 
 _unpermute = defop("unpermute", _unpermute_forward,
                    lambda G, r, g, x, ans, axis: _permute(G, x, ans, axis), None, None,
-                   shape=lambda shapes, **_: tuple(shapes[1]), function=_unpermute)
+                   shape=lambda shapes, **_: tuple(shapes[1]), function=_unpermute,
+                   complex_vjps=True)
 _permute = defop("permute_like", _permute_forward,
                  lambda G, r, v, x, ans, axis: _unpermute(G, x, ans, axis), None, None,
-                 shape=lambda shapes, **_: tuple(shapes[2]), function=_permute)
+                 shape=lambda shapes, **_: tuple(shapes[2]), function=_permute, complex_vjps=True)
 
 
 def _sort_axis(a, axis, op):
@@ -296,7 +299,7 @@ def _pad_again(G, ans, g, x, pad_width, mode, kwargs):
 
 
 _unpad = defop("unpad", _unpad_forward, _pad_again, None,
-               shape=lambda shapes, **_: tuple(shapes[1]), function=_unpad)
+               shape=lambda shapes, **_: tuple(shapes[1]), function=_unpad, complex_vjps=True)
 
 
 def _pad_shape(shapes, pad_width, mode, kwargs, constant_values=0):
@@ -352,7 +355,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
 pad = defop("pad", _pad_forward,
             lambda g, ans, x, pad_width, mode, kwargs, constant_values=0:
             _unpad(g, x, pad_width, mode, kwargs),
-            shape=_pad_shape, function=pad, exports=TOP)
+            shape=_pad_shape, function=pad, exports=TOP, complex_vjps=True)
 
 
 # ---- rotations and flips ---------------------------------------------------------------------------
@@ -973,7 +976,8 @@ def make_diagonal(D, offset=0, axis1=0, axis2=1):
 make_diagonal = defop("make_diagonal", _make_diagonal_forward,
                       lambda g, ans, D, offset, axis1, axis2: F.diagonal(g, offset, axis1,
                                                                          axis2),
-                      shape=_make_diagonal_shape, function=make_diagonal, exports=TOP)
+                      shape=_make_diagonal_shape, function=make_diagonal, exports=TOP,
+                      complex_vjps=True)
 
 
 def diagflat(v, k=0):

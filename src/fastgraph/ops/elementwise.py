@@ -18,6 +18,7 @@ import numpy as np
 import scipy.special as _sp
 
 from .._core import ANS, NN, TF, TOP, TOP_TF, ZERO, G, Kernel, OpDef, X0, X1, apply, defop
+from .._core import holds_graph_value, is_tensor
 from .._core import shapes as _shapes
 
 from .. import ops as F  # late-bound: rules look names up when they run
@@ -39,9 +40,30 @@ def _tie_split(g, x, y, wins):
     return F.where(F.equal(x, y), g * 0.5, F.where(wins(x, y), g, 0))
 
 
+def _is_complex(x) -> bool:
+    """``x`` (an array, a Tensor, a graph Node or a Python number) holds complex values: the
+    rules of non-holomorphic ops branch on it (their real rule is cheaper)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return np.dtype(dtype).kind == "c"
+    return isinstance(x, complex)
+
+
 def _sign_safe_log(x):
     # d/dy x**y = log(x) * x**y; where x <= 0 the branch is undefined, use 0 like autograd
+    # (a complex x has its principal logarithm everywhere but at 0)
+    if _is_complex(x):
+        nonzero = F.not_equal(x, 0)
+        return F.where(nonzero, F.log(F.where(nonzero, x, 1)), 0)
     return F.log(F.where(F.greater(x, 0), x, 1))
+
+
+def _abs_vjp(g, ans, x):
+    # |z| for complex z: conj(z) / |z| in autograd's convention (d/dx - i d/dy of |x + iy|), 0
+    # at z = 0 as for reals (where ans is 0 it divides by 1: no warning)
+    if _is_complex(x):
+        return g * F.conj(x) / F.where(F.equal(ans, 0), 1, ans)
+    return g * F.sign(x)
 
 
 def _power_vjp_x(g, ans, x, y):
@@ -68,7 +90,8 @@ def _reciprocal(x):
 # ---- negation first: other ops' compiled VJPs use its kernel ---------------------------------
 negative = defop("negative", np.negative, lambda g, ans, x: -g, elementwise=True,
                  opcode="negative", cheap=True, involution=True, operator=operator.neg,
-                 eager_vjps=(Kernel("negative", G),), exports=TOP_TF, operators=("__neg__",))
+                 eager_vjps=(Kernel("negative", G),), exports=TOP_TF, operators=("__neg__",),
+                 complex_vjps=True)
 
 # ---- arithmetic -----------------------------------------------------------------------------
 # ``operator=``: the engines may use Python's operator when an operand is a NumPy value (same
@@ -77,26 +100,26 @@ negative = defop("negative", np.negative, lambda g, ans, x: -g, elementwise=True
 add = defop("add", np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g, elementwise=True,
             opcode="add", cheap=True, operator=operator.add, right_identity=-0.0,
             left_identity=-0.0, eager_vjps=(G, G), exports=TOP_TF,
-            operators=("__add__", "__radd__"))
+            operators=("__add__", "__radd__"), complex_vjps=True)
 subtract = defop("subtract", np.subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: -g,
                  elementwise=True, opcode="subtract", cheap=True, operator=operator.sub,
                  right_identity=0.0, eager_vjps=(G, Kernel("negative", G)), exports=TOP_TF,
-                 operators=("__sub__", "__rsub__"))
+                 operators=("__sub__", "__rsub__"), complex_vjps=True)
 multiply = defop("multiply", np.multiply, lambda g, ans, x, y: g * y,
                  lambda g, ans, x, y: g * x, elementwise=True, opcode="multiply", cheap=True,
                  operator=operator.mul, right_identity=1, left_identity=1,
                  eager_vjps=(Kernel("multiply", G, X1), Kernel("multiply", G, X0)),
-                 exports=TOP_TF, operators=("__mul__", "__rmul__"))
+                 exports=TOP_TF, operators=("__mul__", "__rmul__"), complex_vjps=True)
 divide = defop("divide", np.divide, lambda g, ans, x, y: g / y,
                lambda g, ans, x, y: -g * ans / y, elementwise=True, opcode="divide",
                operator=operator.truediv, right_identity=1,
                eager_vjps=(Kernel("divide", G, X1), None),
                exports=TOP_TF + (("numpy", "true_divide"), (TF, "truediv"), (TF, "realdiv")),
-               operators=("__truediv__", "__rtruediv__"))
+               operators=("__truediv__", "__rtruediv__"), complex_vjps=True)
 power = defop("power", np.power, _power_vjp_x, lambda g, ans, x, y: g * ans * _sign_safe_log(x),
               elementwise=True, opcode="power", stride0_operand=1, right_identity=1,
               exports=TOP + (("fastgraph", "pow"), (TF, "pow")),
-              operators=("__pow__", "__rpow__"))
+              operators=("__pow__", "__rpow__"), complex_vjps=True)
 # ties split the gradient evenly, as PyTorch does
 maximum = defop("maximum", np.maximum, lambda g, ans, x, y: _tie_split(g, x, y, F.greater),
                 lambda g, ans, x, y: _tie_split(g, x, y, F.less), elementwise=True,
@@ -107,16 +130,17 @@ minimum = defop("minimum", np.minimum, lambda g, ans, x, y: _tie_split(g, x, y, 
 floor_divide = defop("floor_divide", np.floor_divide, ZERO, ZERO, elementwise=True,
                      exports=TOP + ((TF, "floordiv"), (TF, "floor_div")),
                      operators=("__floordiv__", "__rfloordiv__"))
-abs = defop("abs", np.abs, lambda g, ans, x: g * F.sign(x), elementwise=True,  # noqa: A001
+abs = defop("abs", np.abs, _abs_vjp, elementwise=True,  # noqa: A001
             opcode="abs", cheap=True,
             exports=TOP_TF + (("numpy", "absolute"), ("numpy", "fabs")),
-            numpy=("absolute", "fabs"), methods=True, operators=("__abs__",))
+            numpy=("absolute", "fabs"), methods=True, operators=("__abs__",), complex_vjps=True)
 square = defop("square", np.square, lambda g, ans, x: g * 2 * x, elementwise=True,
-               opcode="square", cheap=True, exports=TOP_TF, methods=True)
+               opcode="square", cheap=True, exports=TOP_TF, methods=True, complex_vjps=True)
 sqrt = defop("sqrt", np.sqrt, lambda g, ans, x: g * 0.5 / ans, elementwise=True,
-             opcode="sqrt", exports=TOP_TF, methods=True)
+             opcode="sqrt", exports=TOP_TF, methods=True, complex_vjps=True)
 reciprocal = defop("reciprocal", _reciprocal, lambda g, ans, x: -g * ans * ans,
-                   elementwise=True, opcode="reciprocal", exports=TOP_TF, methods=True)
+                   elementwise=True, opcode="reciprocal", exports=TOP_TF, methods=True,
+                   complex_vjps=True)
 
 # ---- VJP building blocks: one pass over memory instead of three ------------------------------
 # Large float arrays run as one fused kernel (no temporaries); the static fuse pass sees the same
@@ -155,7 +179,7 @@ def _sigmoid_grad_forward(s, g):
 # their own VJPs keep higher derivatives exact
 tanh_grad = defop("tanh_grad", _tanh_grad_forward, lambda G, ans, t, g: -2 * G * g * t,
                   lambda G, ans, t, g: F.tanh_grad(t, G), elementwise=True,
-                  opcode="tanh_grad", kernel="tanh_grad")
+                  opcode="tanh_grad", kernel="tanh_grad", complex_vjps=True)
 sigmoid_grad = defop("sigmoid_grad", _sigmoid_grad_forward,
                      lambda G, ans, s, g: G * g * (1 - 2 * s),
                      lambda G, ans, s, g: F.sigmoid_grad(s, G), elementwise=True,
@@ -168,47 +192,50 @@ _RELU_GRAD.set_kernel("relu_grad")
 # ---- exponentials, logs, trigonometry ---------------------------------------------------------
 exp = defop("exp", np.exp, lambda g, ans, x: g * ans, elementwise=True, opcode="exp",
             fuse_alone=True, scalar_math=math.exp, eager_vjps=(Kernel("multiply", G, ANS),),
-            exports=TOP_TF, methods=True)
+            exports=TOP_TF, methods=True, complex_vjps=True)
 expm1 = defop("expm1", np.expm1, lambda g, ans, x: g * (ans + 1), elementwise=True,
-              opcode="expm1", fuse_alone=True, exports=TOP_TF, methods=True)
+              opcode="expm1", fuse_alone=True, exports=TOP_TF, methods=True, complex_vjps=True)
 log = defop("log", np.log, lambda g, ans, x: g / x, elementwise=True, opcode="log",
             scalar_math=math.log, eager_vjps=(Kernel("divide", G, X0),), exports=TOP_TF,
-            methods=True)
+            methods=True, complex_vjps=True)
 log1p = defop("log1p", np.log1p, lambda g, ans, x: g / (x + 1), elementwise=True,
-              opcode="log1p", exports=TOP_TF, methods=True)
+              opcode="log1p", exports=TOP_TF, methods=True, complex_vjps=True)
 sin = defop("sin", np.sin, lambda g, ans, x: g * F.cos(x), elementwise=True, opcode="sin",
-            scalar_math=math.sin, exports=TOP_TF, methods=True)
+            scalar_math=math.sin, exports=TOP_TF, methods=True, complex_vjps=True)
 cos = defop("cos", np.cos, lambda g, ans, x: -g * F.sin(x), elementwise=True, opcode="cos",
-            scalar_math=math.cos, exports=TOP_TF, methods=True)
+            scalar_math=math.cos, exports=TOP_TF, methods=True, complex_vjps=True)
 tan = defop("tan", np.tan, lambda g, ans, x: g * (1 + ans * ans), elementwise=True,
-            opcode="tan", exports=TOP_TF, methods=True)
+            opcode="tan", exports=TOP_TF, methods=True, complex_vjps=True)
 tanh = defop("tanh", np.tanh, lambda g, ans, x: F.tanh_grad(ans, g), elementwise=True,
              opcode="tanh", fuse_alone=True, scalar_math=math.tanh,
-             eager_vjps=(Kernel("tanh_grad", ANS, G),), exports=TOP_TF + (NN,), methods=True)
+             eager_vjps=(Kernel("tanh_grad", ANS, G),), exports=TOP_TF + (NN,), methods=True,
+             complex_vjps=True)
 sinh = defop("sinh", np.sinh, lambda g, ans, x: g * F.cosh(x), elementwise=True,
-             opcode="sinh", exports=TOP_TF, methods=True)
+             opcode="sinh", exports=TOP_TF, methods=True, complex_vjps=True)
 cosh = defop("cosh", np.cosh, lambda g, ans, x: g * F.sinh(x), elementwise=True,
-             opcode="cosh", exports=TOP_TF, methods=True)
+             opcode="cosh", exports=TOP_TF, methods=True, complex_vjps=True)
 arctan = defop("arctan", np.arctan, lambda g, ans, x: g / (1 + x * x), elementwise=True,
-               opcode="arctan", exports=TOP + ((TF, "atan"),), methods=True)
+               opcode="arctan", exports=TOP + ((TF, "atan"),), methods=True, complex_vjps=True)
 log10 = defop("log10", np.log10, lambda g, ans, x: g / (x * _LN10), elementwise=True,
-              exports=TOP)
-log2 = defop("log2", np.log2, lambda g, ans, x: g / (x * _LN2), elementwise=True, exports=TOP)
-exp2 = defop("exp2", np.exp2, lambda g, ans, x: g * ans * _LN2, elementwise=True, exports=TOP)
+              exports=TOP, complex_vjps=True)
+log2 = defop("log2", np.log2, lambda g, ans, x: g / (x * _LN2), elementwise=True, exports=TOP,
+             complex_vjps=True)
+exp2 = defop("exp2", np.exp2, lambda g, ans, x: g * ans * _LN2, elementwise=True, exports=TOP,
+             complex_vjps=True)
 arcsin = defop("arcsin", np.arcsin, lambda g, ans, x: g / F.sqrt(1 - x * x), elementwise=True,
-               exports=TOP + ((TF, "asin"),))
+               exports=TOP + ((TF, "asin"),), complex_vjps=True)
 arccos = defop("arccos", np.arccos, lambda g, ans, x: -g / F.sqrt(1 - x * x),
-               elementwise=True, exports=TOP + ((TF, "acos"),))
+               elementwise=True, exports=TOP + ((TF, "acos"),), complex_vjps=True)
 arcsinh = defop("arcsinh", np.arcsinh, lambda g, ans, x: g / F.sqrt(x * x + 1),
-                elementwise=True, exports=TOP + ((TF, "asinh"),))
+                elementwise=True, exports=TOP + ((TF, "asinh"),), complex_vjps=True)
 arccosh = defop("arccosh", np.arccosh, lambda g, ans, x: g / F.sqrt(x * x - 1),
-                elementwise=True, exports=TOP + ((TF, "acosh"),))
+                elementwise=True, exports=TOP + ((TF, "acosh"),), complex_vjps=True)
 arctanh = defop("arctanh", np.arctanh, lambda g, ans, x: g / (1 - x * x), elementwise=True,
-                exports=TOP + ((TF, "atanh"),))
+                exports=TOP + ((TF, "atanh"),), complex_vjps=True)
 deg2rad = defop("deg2rad", np.deg2rad, lambda g, ans, x: g * _DEG, elementwise=True,
-                exports=TOP + (("numpy", "radians"),))
+                exports=TOP + (("numpy", "radians"),), complex_vjps=True)
 rad2deg = defop("rad2deg", np.rad2deg, lambda g, ans, x: g * _RAD, elementwise=True,
-                exports=TOP + (("numpy", "degrees"),))
+                exports=TOP + (("numpy", "degrees"),), complex_vjps=True)
 # d/dx log(e^x + e^y) = e^(x - ans): never overflows (x <= ans); nan where both are -inf (as
 # PyTorch's 1 / (1 + e^(y - x)))
 logaddexp = defop("logaddexp", np.logaddexp, lambda g, ans, x, y: g * F.exp(x - ans),
@@ -296,6 +323,79 @@ polygamma = defop("polygamma", _polygamma_forward, lambda g, ans, x, n: g * F.po
                   exports=("scipy.special",))
 
 
+# ---- complex parts ------------------------------------------------------------------------------
+# Gradients follow HIPS autograd's convention: the gradient of a real f(z), z = x + iy, is
+# df/dx - i df/dy, and a holomorphic op's VJP is g * f'(z) (no conjugate).  So real passes g on,
+# imag gives -i g, conj conjugates g; a real input takes the real part of what reaches it.
+def _imag_vjp(g, ans, x):
+    return g * -1j if _is_complex(x) else g * 0
+
+
+def _angle_vjp(g, ans, x, deg):
+    if not _is_complex(x):
+        return g * 0      # 0 or pi: piecewise constant on the reals
+    # atan2(y, x): d/dx - i d/dy = (-y - ix) / |z|^2 = -i conj(z) / |z|^2 (nan at z = 0, as
+    # autograd's: the angle has no derivative there)
+    gz = g * (_RAD if deg else 1.0)
+    return gz * F.conj(x) * -1j / F.real(x * F.conj(x))
+
+
+real = defop("real", np.real, lambda g, ans, x: g, elementwise=True, complex_vjps=True,
+             exports=TOP_TF, methods={"real": property(lambda self: F.real(self))}, doc="The real part (NumPy's ``np.real``; a real input unchanged).\n\n"
+             "        >>> fg.real(fg.tensor([1 + 2j]))  # doctest: +SKIP\n"
+             "        tensor([1.])")
+imag = defop("imag", np.imag, _imag_vjp, elementwise=True, complex_vjps=True, exports=TOP_TF,
+             methods={"imag": property(lambda self: F.imag(self))},
+             doc="The imaginary part (NumPy's ``np.imag``; zeros for a real input).\n\n"
+             "        >>> fg.imag(fg.tensor([1 + 2j]))  # doctest: +SKIP\n"
+             "        tensor([2.])")
+conj = defop("conj", np.conjugate, lambda g, ans, x: F.conj(g), elementwise=True,
+             complex_vjps=True, involution=True,
+             exports=TOP_TF + (("fastgraph", "conjugate"), ("numpy", "conjugate")),
+             numpy=("conj", "conjugate"), methods=("conj", "conjugate"),
+             doc="The complex conjugate (NumPy's ``np.conjugate``; a real input unchanged).\n\n"
+             "        >>> fg.conj(fg.tensor([1 + 2j]))  # doctest: +SKIP\n"
+             "        tensor([1.-2.j])")
+
+
+def angle(z, deg: bool = False):
+    """The argument of each complex value, in radians (degrees with ``deg=True``): NumPy's
+    ``np.angle``, differentiable (0 or pi for real input, with a zero gradient).
+
+        >>> fg.angle(fg.tensor([1j, -1.0]))  # doctest: +SKIP
+        tensor([1.5708, 3.1416])
+    """
+    if not isinstance(deg, (bool, np.bool_)):
+        raise TypeError(f"angle: deg must be a bool, got {deg!r}")
+    return apply(angle.op, (z,), {"deg": bool(deg)})
+
+
+angle = defop("angle", lambda x, deg: np.angle(x, deg=deg), _angle_vjp, function=angle,
+              shape=lambda shapes, **_: tuple(shapes[0]), complex_vjps=True, exports=TOP)
+
+
+def real_if_close(a, tol=100):
+    """NumPy's ``np.real_if_close``: the real part when every imaginary part is within ``tol``
+    machine epsilons of zero, else ``a``; the gradient passes through either way.  Its dtype
+    depends on the values, so graphs (whose dtypes are fixed when they are built) refuse it:
+    use :func:`real` there.
+
+        >>> fg.real_if_close(fg.tensor([1 + 1e-20j])).dtype  # doctest: +SKIP
+        dtype('float64')
+    """
+    if holds_graph_value((a,)) and not is_tensor(a):
+        raise TypeError("real_if_close: the result's dtype depends on the values, which a graph "
+                        "does not know when it is built; use fg.real (or fg.real_if_close on "
+                        "eager Tensors)")
+    return apply(real_if_close.op, (a,), {"tol": tol})
+
+
+real_if_close = defop("real_if_close", lambda a, tol: np.real_if_close(a, tol),
+                      lambda g, ans, a, tol: g, function=real_if_close,
+                      shape=lambda shapes, **_: tuple(shapes[0]), complex_vjps=True,
+                      exports=TOP)
+
+
 # ---- selection --------------------------------------------------------------------------------
 def where(condition, x, y):
     """Elementwise ``x if condition else y``; differentiable in ``x`` and ``y``.
@@ -307,7 +407,7 @@ def where(condition, x, y):
 
 where = defop("where", np.where, None, lambda g, ans, c, x, y: F.where(c, g, 0),
               lambda g, ans, c, x, y: F.where(c, 0, g), function=where, elementwise=True,
-              opcode="where", cheap=True, exports=TOP)
+              opcode="where", cheap=True, exports=TOP, complex_vjps=True)
 
 
 def clip(x, a_min=None, a_max=None):

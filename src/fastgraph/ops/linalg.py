@@ -46,7 +46,7 @@ def matmul(a, b):
 matmul = defop("matmul", np.matmul, _matmul_vjp_a, _matmul_vjp_b, function=matmul,
                shape=_shapes.matmul, blas="product",
                eager_vjps=(Kernel("matmul", G, X1.T), Kernel("matmul", X0.T, G)),
-               exports=TOP, operators=("__matmul__", "__rmatmul__"))
+               exports=TOP, operators=("__matmul__", "__rmatmul__"), complex_vjps=True)
 
 
 def _shape(x) -> tuple:
@@ -144,7 +144,8 @@ def inv(a):
 
 inv = defop("inv", np.linalg.inv,
             lambda g, ans, a: -F.matmul(_mT(ans), F.matmul(g, _mT(ans))),
-            shape=_square_shape("inv"), function=inv, blas="lapack", exports=("linalg",))
+            shape=_square_shape("inv"), function=inv, blas="lapack", exports=("linalg",),
+            complex_vjps=True)
 
 
 def _solve_vjp_a(g, ans, a, b):
@@ -169,7 +170,7 @@ def solve(a, b):
 
 solve = defop("solve", np.linalg.solve, _solve_vjp_a,
               lambda g, ans, a, b: F.solve(_mT(a), g), shape=_solve_shape,
-              function=solve, blas="lapack", exports=("linalg",))
+              function=solve, blas="lapack", exports=("linalg",), complex_vjps=True)
 
 
 def _adjugate_forward(a):
@@ -183,6 +184,8 @@ def _adjugate_forward(a):
     before = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
     after = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
     sign = np.linalg.det(u) * np.linalg.det(vh)
+    if a.dtype.kind == "c":   # unitary factors: their inverses are conjugate transposes
+        u, vh = u.conj(), vh.conj()
     adj = np.matmul(np.swapaxes(vh, -1, -2) * (before * after)[..., None, :],
                     np.swapaxes(u, -1, -2))
     return adj * sign[..., None, None]
@@ -210,7 +213,7 @@ def adjugate(a):
 
 
 adjugate = defop("adjugate", _adjugate_forward, _adjugate_vjp,
-                 shape=_square_shape("adjugate"), function=adjugate)
+                 shape=_square_shape("adjugate"), function=adjugate, complex_vjps=True)
 
 
 # d det(a) / da = adj(a)^T: det(a) a^-T for invertible a, and still the derivative (the
@@ -226,7 +229,7 @@ def det(a):
 det = defop("det", np.linalg.det,
             lambda g, ans, a: F.expand_dims(g, (-1, -2)) * _mT(F.adjugate(a)),
             shape=lambda shapes, **_: _square_shape("det")(shapes)[:-2],
-            function=det, blas="lapack", exports=("linalg",))
+            function=det, blas="lapack", exports=("linalg",), complex_vjps=True)
 
 
 _logabsdet = defop("logabsdet", lambda a: np.linalg.slogdet(a)[1],
@@ -332,7 +335,7 @@ def tensordot(a, b, axes=2):
 
 tensordot = defop("tensordot", lambda a, b, axes: np.tensordot(a, b, axes),
                   _tensordot_vjp_a, _tensordot_vjp_b, shape=_tensordot_shape,
-                  function=tensordot, exports=TOP_TF)
+                  function=tensordot, exports=TOP_TF, complex_vjps=True)
 
 
 # ---- norm -------------------------------------------------------------------------------------

@@ -171,7 +171,7 @@ def _embed(r, x, sub, kept):
 
 _embed = defop("einsum_embed", _embed_forward,
                lambda G, ans, r, x, sub, kept: F.einsum(f"{sub}->{kept}", G), None,
-               shape=lambda shapes, **_: tuple(shapes[1]), function=_embed)
+               shape=lambda shapes, **_: tuple(shapes[1]), function=_embed, complex_vjps=True)
 
 
 def _einsum_vjp_for(i):
@@ -233,7 +233,7 @@ def einsum(*operands, optimize=False):
 
 
 einsum = defop("einsum", _einsum_forward, vjp_for=_einsum_vjp_for, function=einsum,
-               shape=_einsum_shape, variadic=True, exports=TOP_TF)
+               shape=_einsum_shape, variadic=True, exports=TOP_TF, complex_vjps=True)
 
 
 # ---- inner, kron, cross, vdot -----------------------------------------------------------------------
@@ -269,7 +269,7 @@ def _inner_shape(shapes, **_):
 inner = defop("inner", np.inner, _inner_vjp_a, _inner_vjp_b, shape=_inner_shape,
               exports=TOP,
               doc="NumPy's ``np.inner`` (the sum over the last axes; a product with a scalar), "
-                  "differentiable in both operands.")
+                  "differentiable in both operands.", complex_vjps=True)
 
 
 def kron(a, b):

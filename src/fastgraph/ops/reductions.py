@@ -110,6 +110,8 @@ def _var_forward(x, axis=None, keepdims=False, ddof=0):
 
 def _var_vjp(g, ans, x, axis, keepdims, ddof=0):
     centred = x - F.mean(x, axis=axis, keepdims=True)
+    if np.dtype(x.dtype).kind == "c":   # mean |x - m|^2: 2 conj(x - m) / n (autograd's convention)
+        centred = F.conj(centred)
     r = F.size_ratio(ans, x)  # 1 / n, computed at run time so unknown dimensions work
     return _keep(g, x, axis, keepdims) * centred * (2 * r / (1 - ddof * r))
 
@@ -143,11 +145,13 @@ def _logsumexp_vjp(g, ans, x, axis, keepdims):
 
 
 sum = defop("sum", np.sum, _sum_vjp, function=_reducer("sum"),  # noqa: A001
-            shape=_reduce_rule("sum"), reduction="sum", exports=TOP, methods=True)
+            shape=_reduce_rule("sum"), reduction="sum", exports=TOP, methods=True,
+            complex_vjps=True)
 mean = defop("mean", np.mean, _mean_vjp, function=_reducer("mean"),
-             shape=_reduce_rule("mean"), reduction="mean", exports=TOP, methods=True)
+             shape=_reduce_rule("mean"), reduction="mean", exports=TOP, methods=True,
+             complex_vjps=True)
 prod = defop("prod", np.prod, _prod_vjp, function=_reducer("prod"),
-             shape=_reduce_rule("prod"), exports=TOP, methods=True)
+             shape=_reduce_rule("prod"), exports=TOP, methods=True, complex_vjps=True)
 max = defop("max", np.max, _extreme_vjp, function=_reducer("max"),  # noqa: A001
             shape=_reduce_rule("max"), reduction="max",
             exports=TOP + (("numpy", "amax"),), methods=True)
@@ -177,9 +181,9 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0):
 
 
 var = defop("var", _var_forward, _var_vjp, function=var, shape=_reduce_rule("var"),
-            exports=TOP, methods=True)
+            exports=TOP, methods=True, complex_vjps=True)
 std = defop("std", _std_forward, _std_vjp, function=std, shape=_reduce_rule("std"),
-            exports=TOP, methods=True)
+            exports=TOP, methods=True, complex_vjps=True)
 
 
 # ---- cumulative sums and differences ------------------------------------------------------------
@@ -213,7 +217,7 @@ def cumsum(x, axis=None):
 
 
 cumsum = defop("cumsum", lambda x, axis: np.cumsum(x, axis=axis), _cumsum_vjp,
-               shape=_cumsum_shape, function=cumsum, exports=TOP, methods=True)
+               shape=_cumsum_shape, function=cumsum, exports=TOP, methods=True, complex_vjps=True)
 
 
 def diff(x, n=1, axis=-1, prepend=None, append=None):

@@ -20,18 +20,20 @@ sum_to_like = defop("sum_to_like", sum_to_shape_of, lambda g, ans, gin, x: F.bro
                     None, shape=lambda shapes, **_: tuple(shapes[1]), unbroadcast=True,
                     shape_only=(1,), noop_same_shape=True,
                     doc="Sum ``g`` down to ``x``'s shape (undoes broadcasting); used by the "
-                        "engines.")
+                        "engines.", complex_vjps=True)
 broadcast_like = defop("broadcast_like",
                        lambda g, x: np.broadcast_to(g, np.broadcast_shapes(np.shape(g),
                                                                            np.shape(x))),
                        lambda g, ans, gin, x: F.sum_to_like(g, gin), None,
                        shape=lambda shapes, **_: _shapes.broadcast("broadcast_like", *shapes),
                        broadcasting=True, shape_only=(1,), noop_same_shape=True,
-                       doc="Broadcast ``g`` against ``x``'s shape (a read-only view for arrays).")
+                       doc="Broadcast ``g`` against ``x``'s shape (a read-only view for arrays).",
+                       complex_vjps=True)
 reshape_like = defop("reshape_like", lambda g, x: np.reshape(g, np.shape(x)),
                      lambda g, ans, gin, x: F.reshape_like(g, gin), None,
                      shape=lambda shapes, **_: tuple(shapes[1]), shape_only=(1,),
-                     noop_same_shape=True, doc="Reshape ``g`` to ``x``'s shape.")
+                     noop_same_shape=True, doc="Reshape ``g`` to ``x``'s shape.",
+                     complex_vjps=True)
 
 
 def _size_ratio(a, b):
@@ -46,7 +48,12 @@ size_ratio = defop("size_ratio", _size_ratio, None, None, shape=_shapes.scalar,
 
 
 def _astype_forward(x, dtype):
-    return np.asarray(x).astype(dtype, copy=False)
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and dtype.kind != "c":
+        # the real part, NumPy's value, without its ComplexWarning: the engines cast a complex
+        # gradient reaching a real input this way (autograd's convention takes its real part)
+        x = x.real
+    return x.astype(dtype, copy=False)
 
 
 def astype(x, dtype):
@@ -57,7 +64,7 @@ def astype(x, dtype):
 astype = defop("astype", _astype_forward,
                lambda g, ans, x, dtype: F.astype(g, x.dtype),
                shape=_shapes.same_as_first,
-               function=astype, noop_same_shape=True, exports=TOP, methods=True)
+               function=astype, noop_same_shape=True, exports=TOP, methods=True, complex_vjps=True)
 
 
 # every identity is a node of its own (never merged): it is how the transforms mark "the
@@ -66,12 +73,12 @@ astype = defop("astype", _astype_forward,
 identity = defop("identity", lambda x: x, lambda g, ans, x: g, shape=_shapes.same_as_first,
                  distinct=True, noop_same_shape=True, exports=((TF, "identity"),),
                  doc="Return ``x`` unchanged, as a new node of the graph (used by the "
-                     "transforms).")
+                     "transforms).", complex_vjps=True)
 copy = defop("copy", lambda x: np.array(x, copy=True), lambda g, ans, x: g,
              shape=_shapes.same_as_first, cheap=True, exports=("numpy",),
              methods=("copy", "clone"),      # (clone: PyTorch's name)
              doc="A copy of ``x`` (NumPy's ``np.copy``; the gradient passes through): later "
-                 "in-place changes to either do not reach the other.")
+                 "in-place changes to either do not reach the other.", complex_vjps=True)
 
 
 # ---- reshaping --------------------------------------------------------------------------------
@@ -126,7 +133,8 @@ def reshape(x, *shape):
 
 reshape = defop("reshape", lambda x, shape: np.reshape(x, shape),
                 lambda g, ans, x, shape: F.reshape_like(g, x), shape=_reshape_shape,
-                function=reshape, noop_same_shape=True, exports=TOP_TF, methods=True)
+                function=reshape, noop_same_shape=True, exports=TOP_TF, methods=True,
+                complex_vjps=True)
 
 
 def _transposed_axes(ndim, axes=None):
@@ -172,7 +180,8 @@ transpose = defop("transpose", lambda x, axes: np.transpose(x, axes), _transpose
                   shape=lambda shapes, axes=None, **_: tuple(
                       reversed(shapes[0])) if axes is None else tuple(shapes[0][a] for a in axes),
                   function=transpose, permutation=_transposed_axes, exports=TOP,
-                  methods={"transpose": _transpose_method, "T": property(transpose)})
+                  methods={"transpose": _transpose_method, "T": property(transpose)},
+                  complex_vjps=True)
 
 
 def _swap_shape(shapes, axis1, axis2, **_):
@@ -192,7 +201,8 @@ def swapaxes(x, axis1: int, axis2: int):
 swapaxes = defop("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
                  lambda g, ans, x, axis1, axis2: F.swapaxes(g, axis1, axis2),
                  shape=_swap_shape,
-                 function=swapaxes, permutation=_swapped_axes, exports=TOP, methods=True)
+                 function=swapaxes, permutation=_swapped_axes, exports=TOP, methods=True,
+                 complex_vjps=True)
 
 
 def _expand_shape(shapes, axis, **_):
@@ -212,7 +222,8 @@ def expand_dims(x, axis):
 
 expand_dims = defop("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                     lambda g, ans, x, axis: F.reshape_like(g, x), shape=_expand_shape,
-                    function=expand_dims, noop_same_shape=True, exports=TOP, methods=True)
+                    function=expand_dims, noop_same_shape=True, exports=TOP, methods=True,
+                    complex_vjps=True)
 
 
 def _squeeze_shape(shapes, axis, **_):
@@ -237,7 +248,8 @@ def squeeze(x, axis=None):
 
 squeeze = defop("squeeze", lambda x, axis: np.squeeze(x, axis),
                 lambda g, ans, x, axis: F.reshape_like(g, x), shape=_squeeze_shape,
-                function=squeeze, noop_same_shape=True, exports=TOP, methods=True)
+                function=squeeze, noop_same_shape=True, exports=TOP, methods=True,
+                complex_vjps=True)
 
 
 def _broadcast_to_shape(shapes, shape, **_):
@@ -266,7 +278,7 @@ broadcast_to = defop("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
                      lambda g, ans, x, shape: g,  # the engine sums back to x's shape
                      shape=_broadcast_to_shape,
                      function=broadcast_to, broadcasting=True, noop_same_shape=True,
-                     exports=TOP_TF)
+                     exports=TOP_TF, complex_vjps=True)
 
 
 def ravel(x):
@@ -363,7 +375,7 @@ def _stack_vjp_for(i):
 
 
 concat_piece = defop("concat_piece", _concat_piece, vjp_for=_concat_piece_vjp_for,
-                     shape=_concat_piece_shape, variadic=True)
+                     shape=_concat_piece_shape, variadic=True, complex_vjps=True)
 
 
 def _check_numeric_join(arrays: tuple, name: str) -> None:
@@ -398,7 +410,7 @@ def concatenate(arrays, axis: int = 0):
 concatenate = defop("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
                     vjp_for=_concat_vjp_for, function=concatenate,
                     shape=lambda shapes, axis, **_: _join_shape(shapes, axis), variadic=True,
-                    exports=TOP + ((TF, "concat"),))
+                    exports=TOP + ((TF, "concat"),), complex_vjps=True)
 
 
 def stack(arrays, axis: int = 0):
@@ -412,7 +424,7 @@ def stack(arrays, axis: int = 0):
 
 stack = defop("stack", lambda *xs, axis: np.stack(xs, axis=axis), vjp_for=_stack_vjp_for,
               function=stack, shape=lambda shapes, axis, **_: _join_shape(shapes, axis, stack=True),
-              variadic=True, exports=TOP_TF)
+              variadic=True, exports=TOP_TF, complex_vjps=True)
 
 
 def split(x, indices_or_sections, axis: int = 0):
@@ -505,7 +517,7 @@ def getitem(x, index):
 getitem = defop("getitem", _getitem_forward,
                 lambda g, ans, x, index: F.scatter_add(g, x, index),
                 shape=lambda shapes, index: _shapes.indexed(shapes[0], index),
-                function=getitem, operators=("__getitem__",))
+                function=getitem, operators=("__getitem__",), complex_vjps=True)
 
 
 def scatter_add(g, x, index):
@@ -515,7 +527,8 @@ def scatter_add(g, x, index):
 
 scatter_add = defop("scatter_add", _scatter_add_forward,
                     lambda g, ans, gin, x, index: F.getitem(g, index), None,
-                    shape=lambda shapes, **_: tuple(shapes[1]), function=scatter_add)
+                    shape=lambda shapes, **_: tuple(shapes[1]), function=scatter_add,
+                    complex_vjps=True)
 
 
 # ---- reordering: flip, roll, moveaxis -----------------------------------------------------------
@@ -546,7 +559,7 @@ def flip(x, axis=None):
 
 flip = defop("flip", lambda x, axis: np.flip(x, axis),
              lambda g, ans, x, axis: flip(g, axis), shape=_shapes.same_as_first,
-             function=flip, exports=TOP)
+             function=flip, exports=TOP, complex_vjps=True)
 
 
 def _neg_shift(shift):
@@ -572,7 +585,7 @@ def roll(x, shift, axis=None):
 
 roll = defop("roll", lambda x, shift, axis: np.roll(x, shift, axis),
              lambda g, ans, x, shift, axis: roll(g, _neg_shift(shift), axis),
-             shape=_shapes.same_as_first, function=roll, exports=TOP)
+             shape=_shapes.same_as_first, function=roll, exports=TOP, complex_vjps=True)
 
 
 def moveaxis(x, source, destination):
@@ -646,7 +659,8 @@ def _unrepeat(g, x, repeats, axis):
 
 _unrepeat = defop("unrepeat", _unrepeat_forward,
                   lambda G, ans, g, x, repeats, axis: repeat(G, repeats, axis), None,
-                  shape=lambda shapes, **_: tuple(shapes[1]), function=_unrepeat)
+                  shape=lambda shapes, **_: tuple(shapes[1]), function=_unrepeat,
+                  complex_vjps=True)
 
 
 def repeat(x, repeats, axis=None):
@@ -663,7 +677,7 @@ def repeat(x, repeats, axis=None):
 
 repeat = defop("repeat", lambda x, repeats, axis: np.repeat(x, repeats, axis),
                lambda g, ans, x, repeats, axis: _unrepeat(g, x, repeats, axis),
-               shape=_repeat_shape, function=repeat, exports=TOP, methods=True)
+               shape=_repeat_shape, function=repeat, exports=TOP, methods=True, complex_vjps=True)
 
 
 def _tile_dims(shape, reps):
@@ -690,7 +704,7 @@ def _untile(g, x, reps):
 
 _untile = defop("untile", _untile_forward,
                 lambda G, ans, g, x, reps: tile(G, reps), None,
-                shape=lambda shapes, **_: tuple(shapes[1]), function=_untile)
+                shape=lambda shapes, **_: tuple(shapes[1]), function=_untile, complex_vjps=True)
 
 
 def tile(x, reps):
@@ -705,7 +719,7 @@ def tile(x, reps):
 
 tile = defop("tile", lambda x, reps: np.tile(x, reps),
              lambda g, ans, x, reps: _untile(g, x, reps), shape=_tile_shape,
-             function=tile, exports=TOP_TF)
+             function=tile, exports=TOP_TF, complex_vjps=True)
 
 
 # ---- at least N dimensions, and the stacks built on them ------------------------------------------
@@ -846,7 +860,8 @@ def _undiagonal(g, x, offset, axis1, axis2):
 _undiagonal = defop("undiagonal", _undiagonal_forward,
                     lambda G, ans, g, x, offset, axis1, axis2: diagonal(G, offset, axis1,
                                                                         axis2), None,
-                    shape=lambda shapes, **_: tuple(shapes[1]), function=_undiagonal)
+                    shape=lambda shapes, **_: tuple(shapes[1]), function=_undiagonal,
+                    complex_vjps=True)
 
 
 def diagonal(x, offset=0, axis1=0, axis2=1):
@@ -869,7 +884,8 @@ diagonal = defop("diagonal", lambda x, offset, axis1, axis2: np.diagonal(x, offs
                                                                           axis2),
                  lambda g, ans, x, offset, axis1, axis2: _undiagonal(g, x, offset, axis1,
                                                                      axis2),
-                 shape=_diagonal_shape, function=diagonal, exports=TOP, methods=True)
+                 shape=_diagonal_shape, function=diagonal, exports=TOP, methods=True,
+                 complex_vjps=True)
 
 
 def _diag_shape(shapes, k):
@@ -892,7 +908,8 @@ def diag(v, k=0):
 
 
 diag = defop("diag", lambda v, k: np.diag(v, k),
-             lambda g, ans, v, k: diagonal(g, k), shape=_diag_shape, function=diag, exports=TOP)
+             lambda g, ans, v, k: diagonal(g, k), shape=_diag_shape, function=diag, exports=TOP,
+             complex_vjps=True)
 
 
 def _tri_shape(name):
@@ -919,6 +936,8 @@ def _triangle(name: str, side: str):
 # the triangle of g: the mask is its own adjoint (a 1-D input is broadcast to (n, n) first, as
 # NumPy does; the engines sum the gradient back over the rows)
 triu = defop("triu", lambda x, k: np.triu(x, k), lambda g, ans, x, k: triu(g, k),
-             function=_triangle("triu", "upper"), shape=_tri_shape("triu"), exports=TOP)
+             function=_triangle("triu", "upper"), shape=_tri_shape("triu"), exports=TOP,
+             complex_vjps=True)
 tril = defop("tril", lambda x, k: np.tril(x, k), lambda g, ans, x, k: tril(g, k),
-             function=_triangle("tril", "lower"), shape=_tri_shape("tril"), exports=TOP)
+             function=_triangle("tril", "lower"), shape=_tri_shape("tril"), exports=TOP,
+             complex_vjps=True)

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import ops as F
 from .._core import ZERO
+from .._core.errors import complex_gradient_error
 from .node import NODE_TYPES, as_node
 
 __all__ = ["gradients", "TUPLE_VJPS", "OutputCotangent"]
@@ -34,6 +35,10 @@ class OutputCotangent:
 
 def _float(node) -> bool:
     return node.dtype is None or node.dtype.kind in "fc"    # (None: a tuple node)
+
+
+def _complex(node) -> bool:
+    return node.dtype is not None and node.dtype.kind == "c"
 
 
 def _as_list(v):
@@ -125,6 +130,9 @@ def gradients(ys, xs, grad_ys=None, stop_gradients=None):
             continue
         attrs = n.attrs or {}
         vjps = n.op.vjps
+        if tuple_rule is None and not n.op.complex_vjps and (_complex(n) or any(
+                _complex(inp) for inp in n.inputs)):
+            raise complex_gradient_error(n.op, n.inputs)
         in_grads = None
         if tuple_rule is not None:   # (told which inputs need a gradient: a loop's backward
             in_grads = tuple_rule(n, g, [p.id in dep and _float(p) for p in n.inputs])

@@ -33,9 +33,9 @@ def _differentiated_args(args, nums, graph):
         if a is None:          # an empty leaf (JAX's None subtree): no gradient, None back
             return None
         if type(a) not in NODE_TYPES:
-            a = as_node(np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind != "f"
+            a = as_node(np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind not in "fc"
                         else np.asarray(a), graph)
-        elif a.dtype.kind != "f":
+        elif a.dtype.kind not in "fc":
             a = F.astype(a, np.float64)
         # a new node for this differentiation, so other uses of the same value (a closure over
         # the argument, an outer grad's variable, an equal constant) are not counted as paths

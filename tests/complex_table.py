@@ -1,0 +1,210 @@
+"""The complex op table: one line per case of an operation on complex128 values.
+
+Each :class:`ComplexCase` names the operation, the ``fg`` function, its arguments (shape and
+domain), and ``peer(m)``: the same computation written with a NumPy-like module ``m``, so that
+``peer(numpy)`` is the reference for values and ``peer(autograd.numpy)`` gives HIPS autograd's
+gradients, whose convention fastgraph follows (the gradient of a real ``f(x + iy)`` is
+``df/dx - i df/dy``).  ``torch`` is PyTorch's equivalent or None: PyTorch's gradient of a real
+function is the conjugate of autograd's.  ``tests/test_complex_table.py`` runs the table:
+values, gradients against central finite differences on the real and imaginary parts, against
+autograd and PyTorch, second derivatives, static graphs against eager, ``fg.function``.
+
+Domains keep inputs away from branch cuts, zeros and singularities:
+
+========  ==========================================================================
+cplx      standard normal real and imaginary parts
+cpos      real part in (0.8, 2), imaginary part in (-1, 1): off the negative real axis
+csmall    |z| < 0.6 (arcsin, arctanh: away from the cuts at +-1)
+cmat      well-conditioned complex matrices (normal * 0.3 + 2 I)
+real      standard normal, real (mixed real and complex operands)
+========  ==========================================================================
+"""
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from typing import Callable, Optional
+
+import numpy as np
+
+import fastgraph as fg
+
+__all__ = ["ComplexCase", "CASES", "DOMAINS", "make_inputs", "rng_for"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ComplexCase:
+    name: str                        # unique pytest id
+    op: str                          # the operation exercised
+    fn: Callable                     # fg function of the arguments
+    args: tuple                      # ((shape, domain), ...)
+    peer: Callable                   # peer(m): the computation with module m (numpy, autograd)
+    torch: Optional[Callable] = None  # PyTorch's equivalent on torch tensors
+    order2: bool = False             # also check second derivatives
+    real_out: bool = False           # the result is real (abs, angle, real, imag)
+
+    def __repr__(self) -> str:
+        return f"ComplexCase({self.name!r})"
+
+    @property
+    def ref(self):
+        return self.peer(np)
+
+
+def _cplx(rng, shape):
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+def _cpos(rng, shape):
+    return rng.uniform(0.8, 2.0, shape) + 1j * rng.uniform(-1.0, 1.0, shape)
+
+
+def _csmall(rng, shape):
+    return rng.uniform(0.05, 0.6, shape) * np.exp(1j * rng.uniform(-np.pi, np.pi, shape))
+
+
+def _cmat(rng, shape):
+    return _cplx(rng, shape) * 0.3 + 2.0 * np.eye(shape[-1])
+
+
+def _real(rng, shape):
+    return rng.standard_normal(shape)
+
+
+DOMAINS = {"cplx": _cplx, "cpos": _cpos, "csmall": _csmall, "cmat": _cmat, "real": _real}
+
+
+def rng_for(case, seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng([zlib.crc32(case.name.encode()), seed])
+
+
+def make_inputs(case, rng=None) -> list:
+    rng = rng_for(case) if rng is None else rng
+    return [np.asarray(DOMAINS[d](rng, s)) for s, d in case.args]
+
+
+CASES: list[ComplexCase] = []
+
+
+def case(name, fn, args, peer, op=None, **kw):
+    CASES.append(ComplexCase(name, op or name, fn, tuple((tuple(s), d) for s, d in args), peer,
+                             **kw))
+
+
+def _t():
+    import torch
+    return torch
+
+
+# elementwise, one operand: (name, domain, peer, torch, second order)
+UNARY = [
+    ("negative", "cplx", lambda m: m.negative, lambda x: -x, False),
+    ("exp", "cplx", lambda m: m.exp, lambda x: _t().exp(x), True),
+    ("expm1", "csmall", lambda m: m.expm1, lambda x: _t().expm1(x), False),
+    ("log", "cpos", lambda m: m.log, lambda x: _t().log(x), True),
+    ("log1p", "cpos", lambda m: m.log1p, lambda x: _t().log1p(x), False),
+    ("log10", "cpos", lambda m: m.log10, lambda x: _t().log10(x), False),
+    ("log2", "cpos", lambda m: m.log2, lambda x: _t().log2(x), False),
+    ("exp2", "cplx", lambda m: m.exp2, None, False),
+    ("sqrt", "cpos", lambda m: m.sqrt, lambda x: _t().sqrt(x), False),
+    ("square", "cplx", lambda m: m.square, lambda x: _t().square(x), False),
+    ("reciprocal", "cpos", lambda m: m.reciprocal, lambda x: _t().reciprocal(x), False),
+    ("sin", "cplx", lambda m: m.sin, lambda x: _t().sin(x), True),
+    ("cos", "cplx", lambda m: m.cos, lambda x: _t().cos(x), False),
+    ("tan", "csmall", lambda m: m.tan, lambda x: _t().tan(x), False),
+    ("tanh", "csmall", lambda m: m.tanh, lambda x: _t().tanh(x), True),
+    ("sinh", "cplx", lambda m: m.sinh, lambda x: _t().sinh(x), False),
+    ("cosh", "cplx", lambda m: m.cosh, lambda x: _t().cosh(x), False),
+    ("arctan", "csmall", lambda m: m.arctan, lambda x: _t().atan(x), False),
+    ("arcsin", "csmall", lambda m: m.arcsin, lambda x: _t().asin(x), False),
+    ("arccos", "csmall", lambda m: m.arccos, lambda x: _t().acos(x), False),
+    ("arcsinh", "csmall", lambda m: m.arcsinh, lambda x: _t().asinh(x), False),
+    ("arccosh", "cpos", lambda m: m.arccosh, None, False),
+    ("arctanh", "csmall", lambda m: m.arctanh, lambda x: _t().atanh(x), False),
+    ("conj", "cplx", lambda m: m.conj, lambda x: _t().conj(x), False),
+]
+for _name, _dom, _peer, _tor, _o2 in UNARY:
+    _fg = getattr(fg, _name)
+    case(_name, _fg, [((3, 4), _dom)], _peer, torch=_tor, order2=_o2)
+    case(_name + "_0d", _fg, [((), _dom)], _peer, op=_name)
+
+# non-holomorphic, real results
+case("abs", fg.abs, [((3, 4), "cpos")], lambda m: m.abs, torch=lambda x: _t().abs(x),
+     order2=True, real_out=True)
+case("real", fg.real, [((3, 4), "cplx")], lambda m: m.real, torch=lambda x: _t().real(x),
+     real_out=True)
+case("imag", fg.imag, [((3, 4), "cplx")], lambda m: m.imag, torch=lambda x: _t().imag(x),
+     real_out=True)
+case("angle", fg.angle, [((3, 4), "cpos")], lambda m: m.angle, torch=lambda x: _t().angle(x),
+     order2=True, real_out=True)
+case("angle_deg", lambda x: fg.angle(x, deg=True), [((3, 4), "cpos")],
+     lambda m: (lambda x: m.angle(x) * (180 / np.pi)), op="angle", real_out=True)
+case("abs_squared", lambda x: fg.abs(x) ** 2, [((5,), "cplx")], lambda m: (lambda x: m.abs(x) ** 2),
+     op="abs", order2=True, real_out=True)
+case("real_if_close", fg.real_if_close, [((3, 4), "cplx")], lambda m: m.real_if_close,
+     op="real_if_close")
+
+# two operands, complex and mixed with real
+for _name, _sym in (("add", "+"), ("subtract", "-"), ("multiply", "*"), ("divide", "/")):
+    _fgf = getattr(fg, _name)
+    case(_name, _fgf, [((3, 4), "cpos"), ((3, 4), "cpos")], lambda m, n=_name: getattr(m, n),
+         torch=lambda x, y, n=_name: getattr(_t(), n)(x, y), order2=_name == "multiply")
+    case(_name + "_real_bcast", _fgf, [((3, 4), "cpos"), ((4,), "real")],
+         lambda m, n=_name: getattr(m, n), op=_name)
+case("power", fg.power, [((3, 4), "cpos"), ((3, 4), "cpos")], lambda m: m.power,
+     torch=lambda x, y: _t().pow(x, y))
+case("power_scalar", lambda x: x ** 3, [((3, 4), "cplx")], lambda m: (lambda x: x ** 3),
+     op="power", order2=True)
+case("where", lambda x, y: fg.where(np.arange(12).reshape(3, 4) % 2 == 0, x, y),
+     [((3, 4), "cplx"), ((3, 4), "cplx")],
+     lambda m: (lambda x, y: m.where(np.arange(12).reshape(3, 4) % 2 == 0, x, y)))
+
+# reductions
+for _name in ("sum", "mean", "prod"):
+    case(_name, lambda x, n=_name: getattr(fg, n)(x, axis=1), [((3, 4), "cpos")],
+         lambda m, n=_name: (lambda x: getattr(m, n)(x, axis=1)),
+         torch=lambda x, n=_name: getattr(_t(), n)(x, 1), op=_name, order2=_name == "prod")
+    case(_name + "_all", getattr(fg, _name), [((3, 4), "cpos")],
+         lambda m, n=_name: getattr(m, n), op=_name)
+case("var", lambda x: fg.var(x, axis=0), [((4, 3), "cplx")],
+     lambda m: (lambda x: m.var(x, axis=0)), torch=lambda x: _t().var(x, 0, correction=0),
+     real_out=True, order2=True)
+case("std", lambda x: fg.std(x, ddof=1), [((5,), "cplx")], lambda m: (lambda x: m.std(x, ddof=1)),
+     torch=lambda x: _t().std(x), real_out=True)
+case("cumsum", lambda x: fg.cumsum(x, axis=1), [((3, 4), "cplx")],
+     lambda m: (lambda x: m.cumsum(x, axis=1)), torch=lambda x: _t().cumsum(x, 1))
+
+# shapes and indexing (linear)
+case("transpose", lambda x: fg.transpose(x) * 1.0, [((3, 4), "cplx")],
+     lambda m: (lambda x: m.transpose(x) * 1.0))
+case("reshape", lambda x: fg.reshape(x, (2, 6)), [((3, 4), "cplx")],
+     lambda m: (lambda x: m.reshape(x, (2, 6))))
+case("getitem", lambda x: x[1:, ::2], [((3, 4), "cplx")], lambda m: (lambda x: x[1:, ::2]))
+case("concatenate", lambda x, y: fg.concatenate([x, y], axis=0),
+     [((2, 3), "cplx"), ((1, 3), "cplx")],
+     lambda m: (lambda x, y: m.concatenate([x, y], axis=0)))
+case("stack", lambda x, y: fg.stack([x, y]), [((3,), "cplx"), ((3,), "cplx")],
+     lambda m: (lambda x, y: m.stack([x, y])))
+case("broadcast_to", lambda x: fg.broadcast_to(x, (2, 3)), [((3,), "cplx")],
+     lambda m: (lambda x: x * np.ones((2, 3))))
+case("astype", lambda x: fg.astype(x, np.complex128) * x, [((3,), "real")],
+     lambda m: (lambda x: (x + 0j) * x))
+
+# products and linear algebra
+case("matmul", fg.matmul, [((3, 4), "cplx"), ((4, 2), "cplx")], lambda m: m.matmul,
+     torch=lambda a, b: _t().matmul(a, b), order2=True)
+case("matmul_vec", fg.matmul, [((3, 4), "cplx"), ((4,), "cplx")], lambda m: m.matmul,
+     op="matmul")
+case("matmul_real_complex", fg.matmul, [((3, 4), "real"), ((4, 2), "cplx")], lambda m: m.matmul,
+     op="matmul")
+case("einsum", lambda a, b: fg.einsum("ij,jk->ik", a, b), [((2, 3), "cplx"), ((3, 2), "cplx")],
+     lambda m: (lambda a, b: m.einsum("ij,jk->ik", a, b)))
+case("tensordot", lambda a, b: fg.tensordot(a, b, 1), [((2, 3), "cplx"), ((3, 2), "cplx")],
+     lambda m: (lambda a, b: m.tensordot(a, b, 1)))
+case("inner", fg.inner, [((2, 3), "cplx"), ((4, 3), "cplx")], lambda m: m.inner)
+case("linalg.inv", fg.linalg.inv, [((3, 3), "cmat")], lambda m: m.linalg.inv, op="inv",
+     torch=lambda a: _t().linalg.inv(a))
+case("linalg.det", fg.linalg.det, [((3, 3), "cmat")], lambda m: m.linalg.det, op="det",
+     torch=lambda a: _t().linalg.det(a))
+case("linalg.solve", fg.linalg.solve, [((3, 3), "cmat"), ((3, 2), "cplx")],
+     lambda m: m.linalg.solve, op="solve", torch=lambda a, b: _t().linalg.solve(a, b))

@@ -1,0 +1,253 @@
+"""The complex op table (``tests/complex_table.py``), line by line: values against NumPy,
+gradients against central finite differences on the real and imaginary parts, against HIPS
+autograd (whose convention fastgraph follows) and PyTorch (the conjugate), second derivatives
+against autograd, static graphs (every pass on, and off) and ``fg.function`` against eager; and
+the refusals: an op whose VJPs do not hold for complex values raises rather than differentiate
+through them, and the fuse pass leaves complex steps to NumPy."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import fastgraph as fg
+from complex_table import CASES, make_inputs
+
+PARAMS = [pytest.param(c, id=c.name) for c in CASES]
+#: autograd has no VJP for real_if_close
+AUTOGRAD = [pytest.param(c, id=c.name) for c in CASES if c.op != "real_if_close"]
+ORDER2 = [pytest.param(c, id=c.name) for c in CASES if c.order2]
+TORCH = [pytest.param(c, id=c.name) for c in CASES if c.torch is not None]
+STATIC = [pytest.param(c, id=c.name) for c in CASES if c.op != "real_if_close"]
+
+
+def _weights(case, arrays):
+    """Random real weights for the real and imaginary parts of each output element."""
+    out = np.asarray(case.ref(*arrays))
+    rng = np.random.default_rng(11)
+    return rng.standard_normal(out.shape), rng.standard_normal(out.shape)
+
+
+def _loss(m, y, wr, wi):
+    """A real scalar of a (complex or real) output: its parts weighted."""
+    return m.sum(m.real(y) * wr + m.imag(y) * wi)
+
+
+def _numpy_loss(case, arrays, wr, wi):
+    return float(_loss(np, np.asarray(case.ref(*arrays)), wr, wi))
+
+
+def _finite_differences(case, arrays, wr, wi, eps=1e-6):
+    """d loss / dx - i d loss / dy for each input: autograd's convention."""
+    grads = []
+    for i, a in enumerate(arrays):
+        g = np.zeros(a.shape, dtype=a.dtype)
+        for idx in np.ndindex(a.shape):
+            parts = (1.0, 1j) if a.dtype.kind == "c" else (1.0,)
+            for unit in parts:
+                hi = [b.copy() for b in arrays]
+                lo = [b.copy() for b in arrays]
+                hi[i][idx] += eps * unit
+                lo[i][idx] -= eps * unit
+                d = (_numpy_loss(case, hi, wr, wi) - _numpy_loss(case, lo, wr, wi)) / (2 * eps)
+                g[idx] += d if unit == 1.0 else -1j * d
+        grads.append(g)
+    return grads
+
+
+def _eager(case, arrays, wr, wi):
+    ts = [fg.tensor(a, requires_grad=True) for a in arrays]
+    y = case.fn(*ts)
+    _loss(fg, y, wr, wi).backward()
+    return np.asarray(y.data), [t.grad.data for t in ts]
+
+
+@pytest.mark.parametrize("case", PARAMS)
+def test_values_match_numpy(case):
+    arrays = make_inputs(case)
+    expected = case.ref(*arrays)
+    got = case.fn(*[fg.tensor(a) for a in arrays])
+    assert got.dtype == np.asarray(expected).dtype
+    np.testing.assert_allclose(got.data, expected, rtol=1e-13, atol=1e-13)
+    plain = case.fn(*arrays)        # NumPy values in: NumPy values out
+    assert isinstance(plain, (np.ndarray, np.generic))
+    np.testing.assert_allclose(plain, expected, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("case", PARAMS)
+def test_gradient_matches_finite_differences(case):
+    arrays = make_inputs(case)
+    wr, wi = _weights(case, arrays)
+    _, grads = _eager(case, arrays, wr, wi)
+    for a, g, fd in zip(arrays, grads, _finite_differences(case, arrays, wr, wi)):
+        assert g.dtype == a.dtype and g.shape == a.shape
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("case", AUTOGRAD)
+def test_gradient_matches_autograd(case):
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+    arrays = make_inputs(case)
+    wr, wi = _weights(case, arrays)
+    _, grads = _eager(case, arrays, wr, wi)
+    for i, g in enumerate(grads):
+        expected = autograd.grad(lambda *xs: _loss(anp, case.peer(anp)(*xs), wr, wi), i)(*arrays)
+        np.testing.assert_allclose(g, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", TORCH)
+def test_gradient_is_the_conjugate_of_pytorchs(case):
+    torch = pytest.importorskip("torch")
+    arrays = make_inputs(case)
+    wr, wi = _weights(case, arrays)
+    _, grads = _eager(case, arrays, wr, wi)
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    y = case.torch(*ts)
+    wr_t, wi_t = torch.tensor(wr), torch.tensor(wi)
+    loss = (y.real * wr_t + y.imag * wi_t).sum() if y.is_complex() else (y * wr_t).sum()
+    loss.backward()
+    for g, t in zip(grads, ts):
+        np.testing.assert_allclose(g, np.conj(t.grad.resolve_conj().numpy()), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", ORDER2)
+def test_second_derivatives_match_autograd(case):
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+    arrays = make_inputs(case)
+    wr, wi = _weights(case, arrays)
+    rng = np.random.default_rng(5)
+    vs = [(rng.standard_normal(a.shape), rng.standard_normal(a.shape)) for a in arrays]
+
+    def first(m, grad_of, xs):
+        gs = grad_of(xs)
+        return sum(m.sum(m.real(g) * vr + m.imag(g) * vi) for g, (vr, vi) in zip(gs, vs))
+
+    ts = [fg.tensor(a, requires_grad=True) for a in arrays]
+    gs = fg.autograd.grad(_loss(fg, case.fn(*ts), wr, wi), ts, create_graph=True)
+    first(fg, lambda xs: gs, ts).backward()
+
+    def ag_grads(xs):
+        f = lambda *x: _loss(anp, case.peer(anp)(*x), wr, wi)      # noqa: E731
+        return [autograd.grad(f, i)(*xs) for i in range(len(xs))]
+
+    for i, t in enumerate(ts):
+        expected = autograd.grad(
+            lambda x: first(anp, ag_grads, arrays[:i] + [x] + arrays[i + 1:]))(arrays[i])
+        np.testing.assert_allclose(t.grad.data, expected, rtol=1e-9, atol=1e-11)
+
+
+def _static(case, arrays, wr, wi, disable=()):
+    fg.reset_default_graph()
+    phs = [fg.placeholder(a.dtype, a.shape) for a in arrays]
+    y = case.fn(*phs)
+    grads = fg.gradients(_loss(fg, y, wr, wi), phs)
+    with fg.Session(disable=disable) as sess:
+        return sess.run([y, grads], dict(zip(phs, arrays)))
+
+
+@pytest.mark.parametrize("disable", [(), ("fold", "simplify", "merge", "fuse", "buffers")],
+                         ids=["passes_on", "passes_off"])
+@pytest.mark.parametrize("case", STATIC)
+def test_static_equals_eager(case, disable):
+    arrays = make_inputs(case)
+    wr, wi = _weights(case, arrays)
+    ev, eg = _eager(case, arrays, wr, wi)
+    sv, sg = _static(case, arrays, wr, wi, disable)
+    assert np.asarray(sv).dtype == ev.dtype
+    np.testing.assert_allclose(sv, ev, rtol=1e-13, atol=1e-13)
+    for a, b in zip(sg, eg):
+        assert np.asarray(a).dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("case", STATIC)
+def test_function_equals_eager(case):
+    arrays = make_inputs(case)
+    wr, wi = _weights(case, arrays)
+    ev, eg = _eager(case, arrays, wr, wi)
+    f = fg.function(lambda *xs: _loss(fg, case.fn(*xs), wr, wi))
+    value, grads = fg.value_and_grad(f, tuple(range(len(arrays))))(*arrays)
+    np.testing.assert_allclose(value, _numpy_loss(case, arrays, wr, wi), rtol=1e-12)
+    for a, b in zip(grads, eg):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+
+
+# ---- the fuse pass leaves complex steps to NumPy ----------------------------------------------
+def _objective(x, r):
+    z = fg.exp(x * 0.5) * x + 1.0          # complex: NumPy steps
+    return fg.sum(fg.tanh(fg.abs(z) * r + r * r) ** 2)   # real from abs on: fusable
+
+
+def test_fuse_pass_leaves_complex_steps_out_and_agrees_with_unfused_plans():
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal(5000) + 1j * rng.standard_normal(5000)
+    r = rng.standard_normal(5000)
+    fg.reset_default_graph()
+    x, y = fg.placeholder("complex128", z.shape), fg.placeholder("float64", r.shape)
+    loss = _objective(x, y)
+    gx, = fg.gradients(loss, [x])
+    results = {}
+    for disable in ((), ("fuse",)):
+        with fg.Session(disable=disable) as sess:
+            results[disable] = sess.run([loss, gx], {x: z, y: r})
+            text = sess.explain([loss, gx], {x: z, y: r})
+        # the plan's steps, "name = op(inputs) [...]  shape=... dtype=...", by name
+        steps = {m[0]: (m[1], m[2]) for m in re.findall(
+            r"^  (\S+) = (.*)dtype=(\S+)$", text.split("[plan]")[1], re.M)}
+        fused = {n: v for n, v in steps.items() if v[0].startswith("fused_")}
+        assert bool(fused) == (not disable), text
+        assert any(dt.startswith("complex") for _, dt in steps.values())
+        for name, (call, dtype) in fused.items():     # no fused kernel touches a complex value
+            inputs = re.match(r"fused_\d+\(([^)]*)\)", call).group(1).split(", ")
+            assert not dtype.startswith("complex"), name
+            assert not any(steps[i][1].startswith("complex") for i in inputs if i in steps), call
+    (v1, g1), (v2, g2) = results[()], results[("fuse",)]
+    np.testing.assert_allclose(v1, v2, rtol=1e-12)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-13)
+    t = fg.tensor(z, requires_grad=True)
+    _objective(t, r).backward()
+    np.testing.assert_allclose(g1, t.grad.data, rtol=1e-12, atol=1e-13)
+
+
+# ---- refusals ---------------------------------------------------------------------------------
+REFUSED = [
+    ("sign", lambda x: fg.sign(x)),
+    ("maximum", lambda x: fg.maximum(x, x * 2)),
+    ("logabsdet", lambda x: fg.linalg.slogdet(fg.reshape(x, (2, 2)))[1]),
+]
+
+
+@pytest.mark.parametrize("name, fn", REFUSED, ids=[n for n, _ in REFUSED])
+def test_ops_without_complex_gradients_refuse_complex_values(name, fn):
+    z = np.array([1 + 2j, -0.5 + 1j, 2 - 1j, 0.3 + 0.1j])
+    with pytest.raises(TypeError, match=f"{name}: no gradient for complex values"):
+        fn(fg.tensor(z, requires_grad=True))
+    assert fn(fg.tensor(z)) is not None        # without a gradient: NumPy's values
+    fg.reset_default_graph()
+    x = fg.placeholder("complex128", z.shape)
+    with pytest.raises(TypeError, match=f"{name}: no gradient for complex values"):
+        fg.gradients(fg.sum(fg.real(fn(x))), [x])
+
+
+def test_real_if_close_is_refused_in_graphs():
+    fg.reset_default_graph()
+    with pytest.raises(TypeError, match="real_if_close: the result's dtype depends"):
+        fg.real_if_close(fg.placeholder("complex128", (2,)))
+
+
+def test_complex_tensors_and_their_properties():
+    t = fg.tensor([1 + 2j, 3 - 4j], requires_grad=True)
+    assert t.dtype == np.complex128 and fg.tensor([1j], dtype=np.complex64).dtype == np.complex64
+    np.testing.assert_array_equal(t.real.data, [1.0, 3.0])
+    np.testing.assert_array_equal(t.imag.data, [2.0, -4.0])
+    np.testing.assert_array_equal(t.conj().data, [1 - 2j, 3 + 4j])
+    np.testing.assert_array_equal(np.conjugate(t).data, [1 - 2j, 3 + 4j])
+    np.testing.assert_array_equal(np.real(t).data, [1.0, 3.0])
+    np.testing.assert_allclose(np.angle(t).data, np.angle([1 + 2j, 3 - 4j]))
+    (abs(t) ** 2).sum().backward()                       # d|z|^2 = 2 conj(z)
+    np.testing.assert_array_equal(t.grad.data, [2 - 4j, 6 + 8j])
+    with pytest.raises(TypeError, match="complex256|clongdouble|unsupported dtype"):
+        fg.tensor(np.array([1j], dtype=np.clongdouble))
