@@ -737,12 +737,13 @@ def test_numpy_submodules_import_as_autograd_numpys_do():
     # numpy.random with its own global seed.  A fresh interpreter, so a regression cannot leave
     # this one with a broken ``fnp.linalg``.
     code = textwrap.dedent("""
-        import numpy, fastgraph, fastgraph.linalg
+        import numpy, fastgraph, fastgraph.linalg, fastgraph.fft
         import fastgraph.numpy.random as npr
         import fastgraph.numpy.linalg as la
         import fastgraph.numpy.fft as fft
         import fastgraph.numpy as np
-        assert npr is numpy.random and fft is numpy.fft, (npr, fft)
+        assert npr is numpy.random and fft is fastgraph.fft and np.fft is fft, (npr, fft)
+        assert fft.fftfreq is numpy.fft.fftfreq     # NumPy's other fft functions
         assert la is fastgraph.linalg and np.linalg is fastgraph.linalg, (la, np.linalg)
         numpy.random.seed(3); a = npr.rand(); numpy.random.seed(3)
         assert a == numpy.random.rand()

@@ -15,7 +15,7 @@ from . import utils
 # registry serves eager, static and the bridge)
 from . import ops as _ops
 globals().update(_ops.namespace("fastgraph"))
-from . import linalg, scipy, random, autograd, optim
+from . import linalg, fft, scipy, random, autograd, optim
 
 # eager mode
 from .eager.tensor import Tensor, tensor

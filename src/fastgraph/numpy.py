@@ -22,11 +22,12 @@ from ._core import namespace as _namespace
 from ._core import holds_graph_value as _holds_graph_value
 from .eager.numpy_protocols import numpy_call_to_fastgraph as _to_fastgraph
 from . import linalg  # noqa: F401
+from . import fft  # noqa: F401
 from .static.node import NODE_TYPES as _NODE_TYPES
 
 #: the declarations exported to ``fastgraph.numpy`` (NumPy's names, aliases included)
 _VOCABULARY = _namespace("numpy")
-__all__ = list(_VOCABULARY) + ["linalg", "array", "asarray"]
+__all__ = list(_VOCABULARY) + ["linalg", "fft", "array", "asarray"]
 
 
 #: whether any of a tuple of values (or an item of a list, tuple or object array among them) is a
@@ -123,7 +124,7 @@ def _stacked(seq):
 
 # ``import fastgraph.numpy.random as npr`` (autograd's ``import autograd.numpy.random as npr``),
 # ``.linalg`` and ``.fft``: the modules ``np.random``, ``np.linalg`` and ``np.fft`` are here
-for _name, _mod in (("random", _np.random), ("linalg", linalg), ("fft", _np.fft)):
+for _name, _mod in (("random", _np.random), ("linalg", linalg), ("fft", fft)):
     _sys.modules.setdefault(f"{__name__}.{_name}", _mod)
 del _name, _mod
 

@@ -10,6 +10,7 @@ from . import elementwise, reductions, shape, linalg, nn  # noqa: F401  (the dec
 from . import linalg_decomp, scipy_linalg, special, stats, signal  # noqa: F401
 from . import ufuncs, arrays, products, statistics  # noqa: F401
 from . import random, tf1  # noqa: F401  (TensorFlow 1's ops)
+from . import spectral  # noqa: F401  (np.fft)
 from . import convolution, pooling, nn_functional, losses  # noqa: F401
 from . import tf1_nn  # noqa: F401  (tf.nn.conv2d and friends over the above)
 
