@@ -164,14 +164,56 @@ _DOC_ND = """NumPy's ``np.fft.{name}(a, s, axes, norm)``, differentiable in ``a`
 """
 
 
-def _declare(name, np_fn, kind, nd, vjp):
+# ---- the forwards: NumPy's 1-D transforms, one axis at a time in NumPy's order ----------------
+# NumPy's own N-D functions transform a non-last axis in place, reading each line with the
+# array's strides, 3x slower than on a contiguous last axis; the same 1-D transform of the same
+# lines, on a contiguous copy with the axis moved last, gives NumPy's bits (the tests compare
+# every case with NumPy's function) in a third of the time for 2-D arrays.
+def _along(fn, a, n, axis, norm):
+    if axis == a.ndim - 1:
+        return fn(a, n, -1, norm)
+    moved = np.ascontiguousarray(np.swapaxes(a, axis, -1))
+    return np.swapaxes(fn(moved, n, -1, norm), axis, -1)
+
+
+def _contiguous(out):
+    return out if out.flags.c_contiguous else np.ascontiguousarray(out)
+
+
+def _c2c_forward(fn):
+    def forward(x, s, axes, norm):
+        a = np.asarray(x)
+        for n, axis in zip(reversed(s), reversed(axes)):     # NumPy's order: the last axis first
+            a = _along(fn, a, n, axis, norm)
+        return _contiguous(a)
+    return forward
+
+
+def _r2c_forward(x, s, axes, norm):
+    a = _along(np.fft.rfft, np.asarray(x), s[-1], axes[-1], norm)
+    for n, axis in zip(reversed(s[:-1]), reversed(axes[:-1])):
+        a = _along(np.fft.fft, a, n, axis, norm)
+    return _contiguous(a)
+
+
+def _c2r_forward(x, s, axes, norm):
+    a = np.asarray(x)
+    for n, axis in zip(s[:-1], axes[:-1]):                   # NumPy's order: the first axis first
+        a = _along(np.fft.ifft, a, n, axis, norm)
+    return _contiguous(_along(np.fft.irfft, a, s[-1], axes[-1], norm))
+
+
+_FORWARDS = {("c2c", False): _c2c_forward(np.fft.fft), ("c2c", True): _c2c_forward(np.fft.ifft),
+             ("r2c", False): _r2c_forward, ("c2r", True): _c2r_forward}
+
+
+def _declare(name, kind, nd, vjp):
     """One transform: its public function (NumPy's signature), its op and VJP."""
     ndim_default = {1: 1, 2: 2, None: None}[nd]
     if nd == 1:
         def function(a, n=None, axis=-1, norm=None):
             s, axes = _canon(name, a, None if n is None else (n,), (axis,), kind, 1)
             return _call(function.op, a, s, axes, _norm(norm, name))
-        forward = lambda x, s, axes, norm: np_fn(x, s[0], axes[0], norm)   # noqa: E731
         function.__doc__ = _DOC_1D.format(name=name, example="[1.0, 2.0, 0.5, -1.0]")
     else:
         default_axes = (-2, -1) if nd == 2 else None
@@ -179,9 +221,9 @@ def _declare(name, np_fn, kind, nd, vjp):
         def function(a, s=None, axes=default_axes, norm=None):
             s, axes = _canon(name, a, s, axes, kind, ndim_default)
             return _call(function.op, a, s, axes, _norm(norm, name))
-        forward = lambda x, s, axes, norm: np_fn(x, s, axes, norm)          # noqa: E731
         function.__doc__ = _DOC_ND.format(name=name)
     function.__name__ = function.__qualname__ = name
+    forward = _FORWARDS[kind, name.startswith("i")]
     return defop(name, forward, vjp, function=function, shape=_out_shape(kind),
                  complex_vjps=True, exports=(("fft", name),), numpy=(f"fft.{name}",))
 
@@ -190,18 +232,18 @@ def _same(name):
     return lambda g, s, axes, norm: _call(F.REGISTRY[name], g, s, axes, norm)
 
 
-fft = _declare("fft", np.fft.fft, "c2c", 1, _c2c_vjp(_same("fft")))
-ifft = _declare("ifft", np.fft.ifft, "c2c", 1, _c2c_vjp(_same("ifft")))
-fft2 = _declare("fft2", np.fft.fft2, "c2c", 2, _c2c_vjp(_same("fft2")))
-ifft2 = _declare("ifft2", np.fft.ifft2, "c2c", 2, _c2c_vjp(_same("ifft2")))
-fftn = _declare("fftn", np.fft.fftn, "c2c", None, _c2c_vjp(_same("fftn")))
-ifftn = _declare("ifftn", np.fft.ifftn, "c2c", None, _c2c_vjp(_same("ifftn")))
-rfft = _declare("rfft", np.fft.rfft, "r2c", 1, _r2c_vjp)
-rfft2 = _declare("rfft2", np.fft.rfft2, "r2c", 2, _r2c_vjp)
-rfftn = _declare("rfftn", np.fft.rfftn, "r2c", None, _r2c_vjp)
-irfft = _declare("irfft", np.fft.irfft, "c2r", 1, _c2r_vjp)
-irfft2 = _declare("irfft2", np.fft.irfft2, "c2r", 2, _c2r_vjp)
-irfftn = _declare("irfftn", np.fft.irfftn, "c2r", None, _c2r_vjp)
+fft = _declare("fft", "c2c", 1, _c2c_vjp(_same("fft")))
+ifft = _declare("ifft", "c2c", 1, _c2c_vjp(_same("ifft")))
+fft2 = _declare("fft2", "c2c", 2, _c2c_vjp(_same("fft2")))
+ifft2 = _declare("ifft2", "c2c", 2, _c2c_vjp(_same("ifft2")))
+fftn = _declare("fftn", "c2c", None, _c2c_vjp(_same("fftn")))
+ifftn = _declare("ifftn", "c2c", None, _c2c_vjp(_same("ifftn")))
+rfft = _declare("rfft", "r2c", 1, _r2c_vjp)
+rfft2 = _declare("rfft2", "r2c", 2, _r2c_vjp)
+rfftn = _declare("rfftn", "r2c", None, _r2c_vjp)
+irfft = _declare("irfft", "c2r", 1, _c2r_vjp)
+irfft2 = _declare("irfft2", "c2r", 2, _c2r_vjp)
+irfftn = _declare("irfftn", "c2r", None, _c2r_vjp)
 
 
 # ---- shifts: permutations of the entries ---------------------------------------------------
