@@ -208,3 +208,15 @@ case("linalg.det", fg.linalg.det, [((3, 3), "cmat")], lambda m: m.linalg.det, op
      torch=lambda a: _t().linalg.det(a))
 case("linalg.solve", fg.linalg.solve, [((3, 3), "cmat"), ((3, 2), "cplx")],
      lambda m: m.linalg.solve, op="solve", torch=lambda a, b: _t().linalg.solve(a, b))
+case("linalg.eigvals", fg.linalg.eigvals, [((4, 4), "cplx")],
+     lambda m: (lambda a: m.linalg.eig(a)[0]), op="eig", torch=lambda a: _t().linalg.eigvals(a),
+     order2=True)
+case("linalg.eigvals_real", fg.linalg.eigvals, [((4, 4), "real")],
+     lambda m: (lambda a: m.linalg.eig(a)[0]), op="eig", torch=lambda a: _t().linalg.eigvals(a))
+# the eigenvectors' phases are LAPACK's choice: |v|^2 does not depend on them
+case("linalg.eig_vectors", lambda a: fg.abs(fg.linalg.eig(a)[1]) ** 2, [((4, 4), "cplx")],
+     lambda m: (lambda a: m.abs(m.linalg.eig(a)[1]) ** 2), op="eig",
+     torch=lambda a: _t().abs(_t().linalg.eig(a)[1]) ** 2, real_out=True)
+case("linalg.eig_vectors_real", lambda a: fg.abs(fg.linalg.eig(a)[1]) ** 2, [((3, 3), "real")],
+     lambda m: (lambda a: m.abs(m.linalg.eig(a)[1]) ** 2), op="eig",
+     torch=lambda a: _t().abs(_t().linalg.eig(a)[1]) ** 2, real_out=True)

@@ -251,3 +251,43 @@ def test_complex_tensors_and_their_properties():
     np.testing.assert_array_equal(t.grad.data, [2 - 4j, 6 + 8j])
     with pytest.raises(TypeError, match="complex256|clongdouble|unsupported dtype"):
         fg.tensor(np.array([1j], dtype=np.clongdouble))
+
+
+# ---- eig at degenerate inputs, and NumPy's dtypes --------------------------------------------
+DEGENERATE = {
+    "repeated": np.diag([1.0, 1.0, 2.0]),
+    "defective": np.array([[1.0, 1.0], [0.0, 1.0]]),           # one eigenvector (a Jordan block)
+    "defective_complex": np.array([[2.0, 1.0], [0.0, 2.0]]) + 0j,
+}
+
+
+@pytest.mark.parametrize("name", DEGENERATE)
+def test_eig_at_degenerate_inputs_gives_numpys_values_and_the_documented_gradient(name):
+    a = DEGENERATE[name]
+    t = fg.tensor(a, requires_grad=True)
+    w, v = fg.linalg.eig(t)
+    expected_w, expected_v = np.linalg.eig(a)
+    assert w.dtype == expected_w.dtype and v.dtype == expected_v.dtype
+    np.testing.assert_array_equal(w.data, expected_w)
+    np.testing.assert_array_equal(v.data, expected_v)
+    # the trace's gradient is the identity, repeated eigenvalues or not; equal eigenvalues add
+    # nothing to the eigenvector part (|v|^2 here)
+    g_trace, = fg.autograd.grad(fg.sum(fg.real(w)), [t], retain_graph=True)
+    np.testing.assert_allclose(g_trace.data, np.eye(len(a)), atol=1e-12)
+    g_vectors, = fg.autograd.grad(fg.sum(fg.abs(v) ** 2), [t])
+    np.testing.assert_allclose(g_vectors.data, 0.0, atol=1e-12)
+
+
+def test_eig_dtypes_are_numpys_eagerly_and_complex_in_graphs():
+    a = np.array([[0.0, 1.0], [-2.0, -3.0]])                     # eigenvalues -1, -2
+    w = fg.linalg.eigvals(fg.tensor(a, requires_grad=True))
+    assert w.dtype == np.linalg.eigvals(a).dtype == np.float64
+    rotation = np.array([[0.0, -1.0], [1.0, 0.0]])               # eigenvalues +-i
+    assert fg.linalg.eigvals(fg.tensor(rotation)).dtype == np.complex128
+    assert isinstance(np.linalg.eig(fg.tensor(a)), tuple)       # NumPy's np.linalg.eig routes
+    fg.reset_default_graph()
+    p = fg.placeholder("float64", (2, 2))
+    w, v = fg.linalg.eig(p)
+    assert w.dtype == v.dtype == np.complex128 and w.shape == (2,) and v.shape == (2, 2)
+    with fg.Session() as sess:
+        np.testing.assert_allclose(sess.run(w, {p: a}), np.linalg.eigvals(a))

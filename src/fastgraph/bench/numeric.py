@@ -30,6 +30,12 @@ Workloads (each a function returning its candidates and targets, registered in `
   mode is blocked (products and solves on halves of the factor, recursively: about 0.8 n^3
   flops against the by-hand 2 n^3).
 
+* ``fft``: ``sum(|ifft2(fft2(x) * k)|^2)`` of a complex 64 x 64 image ``x`` with a fixed
+  complex filter ``k``, and its gradient with respect to ``x`` (complex128, HIPS autograd's
+  convention: PyTorch's gradient is conjugated to compare).  Targets: eager ``fastgraph`` and
+  ``fastgraph_function`` at most 0.25x ``autograd``; ``fastgraph_function`` at most 1.0x
+  ``jax_jit``.
+
 Method: ``fastgraph.bench.timing.compare`` (candidates interleaved round by round in a shuffled
 order, medians with min/max); every candidate's value and gradient are first checked against the
 hand-written NumPy ones.  Per-call times in microseconds.
@@ -267,10 +273,94 @@ def gaussian_process(available) -> tuple[str, dict[str, Callable], Callable, dic
             lambda: reference(GP_THETA0), GP_TARGETS)
 
 
+# ---- workload 3: an FFT-based objective of a complex image ------------------------------------------
+FFT_SIZE = 64
+
+
+def _fft_data():
+    """A complex 64 x 64 image and a complex filter (a Gaussian low-pass with a phase ramp)."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((FFT_SIZE, FFT_SIZE)) + 1j * rng.standard_normal((FFT_SIZE, FFT_SIZE))
+    f = np.fft.fftfreq(FFT_SIZE)
+    k = np.exp(-(f[:, None] ** 2 + f[None, :] ** 2) / 0.02) * \
+        np.exp(2j * np.pi * (f[:, None] + 0.5 * f[None, :]))
+    return x, k
+
+
+def _fft_loss(np_, k):
+    """``sum(|ifft2(fft2(x) * k)|^2)``, written once for every NumPy-like namespace."""
+    def loss(x):
+        return np_.sum(np_.abs(np_.fft.ifft2(np_.fft.fft2(x) * k)) ** 2)
+    return loss
+
+
+def _fft_numpy(k):
+    """Value and gradient by hand, in HIPS autograd's convention (``df/dRe - i df/dIm``): the
+    map is linear, ``y = A x`` with ``A^T = fft2 . k . ifft2``, and ``d|y|^2 = 2 conj(y)``."""
+    def value_and_grad(x):
+        y = np.fft.ifft2(np.fft.fft2(x) * k)
+        value = np.sum(y.real * y.real + y.imag * y.imag)
+        return value, np.fft.fft2(k * np.fft.ifft2(2.0 * np.conj(y)))
+    return value_and_grad
+
+
+def _fft_autograd(k):
+    import autograd
+    import autograd.numpy as anp
+    return autograd.value_and_grad(_fft_loss(anp, k))
+
+
+def _fft_jax(jit: bool):
+    def build(k):
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_enable_x64", True)
+        return _jax_call(_fft_loss(jnp, jnp.asarray(k)), jit)   # JAX's convention is autograd's
+    return build
+
+
+def _fft_torch(k):
+    import torch
+    kt = torch.from_numpy(k)
+
+    def value_and_grad(x):
+        xt = torch.from_numpy(x).requires_grad_(True)
+        loss = torch.sum(torch.abs(torch.fft.ifft2(torch.fft.fft2(xt) * kt)) ** 2)
+        loss.backward()
+        # PyTorch's gradient is the conjugate of autograd's (df/dRe + i df/dIm)
+        return loss.item(), np.conj(xt.grad.numpy())
+    return value_and_grad
+
+
+FFT_PEERS = {"autograd": ("autograd", _fft_autograd), "jax_jit": ("jax", _fft_jax(jit=True)),
+             "jax": ("jax", _fft_jax(jit=False)), "torch": ("torch", _fft_torch)}
+FFT_TARGETS = {("fastgraph", "autograd"): 0.25, ("fastgraph_function", "autograd"): 0.25,
+               ("fastgraph_function", "jax_jit"): 1.0}
+
+
+def fft_objective(available) -> tuple[str, dict[str, Callable], Callable, dict]:
+    """The FFT workload: ``sum(|ifft2(fft2(x) * k)|^2)`` of a complex 64 x 64 ``x`` and its
+    gradient with respect to ``x`` (complex128, HIPS autograd's convention): four 2-D FFTs per
+    call (two forward, two in the gradient) and a few elementwise passes."""
+    import fastgraph as fg
+    import fastgraph.numpy as fnp
+    x, k = _fft_data()
+    reference = _fft_numpy(k)
+    fg_vg = fg.value_and_grad(_fft_loss(fnp, k))
+    fns = {"numpy": reference, "fastgraph": fg_vg, "fastgraph_function": fg.function(fg_vg)}
+    for name, (lib, build) in FFT_PEERS.items():
+        if lib in available:
+            fns[name] = build(k)
+    calls = {name: (lambda f=f: f(x)) for name, f in fns.items()}
+    return (f"FFT objective value and gradient ({FFT_SIZE} x {FFT_SIZE}, complex128)", calls,
+            lambda: reference(x), FFT_TARGETS)
+
+
 #: workload name -> function(available peers) -> (title, candidates, reference call, targets)
-WORKLOADS: dict[str, Callable] = {"logistic": logistic, "gp": gaussian_process}
+WORKLOADS: dict[str, Callable] = {"logistic": logistic, "gp": gaussian_process,
+                                  "fft": fft_objective}
 #: calls per round and rounds (quick, full) of each workload: a GP call costs milliseconds
-SIZES = {"logistic": ((5, 20), (15, 200)), "gp": ((3, 3), (9, 10))}
+SIZES = {"logistic": ((5, 20), (15, 200)), "gp": ((3, 3), (9, 10)), "fft": ((5, 10), (20, 30))}
 
 
 def _check(title: str, calls: dict[str, Callable], reference: Callable) -> None:

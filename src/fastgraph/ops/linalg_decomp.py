@@ -1,6 +1,7 @@
 """``fg.linalg`` decompositions and the functions built on them, NumPy's ``numpy.linalg``:
-``cholesky eigh eigvalsh svd svdvals qr pinv lstsq matrix_power cond multi_dot`` (``inv solve
-det slogdet norm`` are in ``linalg.py``), batched over leading axes as NumPy's are.
+``cholesky eigh eigvalsh eig eigvals svd svdvals qr pinv lstsq matrix_power cond
+multi_dot`` (``inv solve det slogdet norm`` are in ``linalg.py``), batched over leading axes as
+NumPy's are.
 
 Each VJP is written with fastgraph ops, so gradients of any order work.  Where a derivative does
 not exist the rule takes a documented value instead of dividing by zero (docs/decisions.md,
@@ -26,7 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._core import apply, defop, defun, holds_graph_value
+from .._core import apply, defop, defun, holds_graph_value, is_tensor
 from .._core import shapes as _shapes
 from . import _linalg_numeric as _N
 
@@ -301,6 +302,96 @@ def eigvalsh(a, UPLO="L"):
 
 eigvalsh = defop("eigvalsh", lambda a, UPLO: np.linalg.eigvalsh(a, UPLO), _eigvalsh_vjp,
                  shape=_eigvalsh_shape, function=eigvalsh, blas="lapack", exports=LINALG)
+
+
+# ---- eig, eigvals: general square matrices, complex results ------------------------------------
+class EigResult(NamedTuple):
+    """What ``eig`` returns, NumPy's ``EigResult``: the ``eigenvalues`` and the unit-norm
+    ``eigenvectors`` (columns), complex unless NumPy's are real."""
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+def _eig_forward(a):
+    w, v = np.linalg.eig(a)
+    dtype = np.result_type(w.dtype, np.complex64)
+    out = np.empty(v.shape[:-2] + (v.shape[-1] + 1, v.shape[-1]), dtype=dtype)
+    out[..., 0, :] = w
+    out[..., 1:, :] = v
+    return out
+
+
+def _eig_vjp(g, ans, a):
+    # HIPS autograd's rule: A = U diag(e) U^-1, so for the holomorphic part
+    # dA-bar = U^-T (diag(ge) + F o (U^T gU)) U^T with F_ij = 1 / (e_j - e_i); NumPy's eigenvectors
+    # have unit norm, which removes the component along each u_k of Re(u_k^H du_k) (the term
+    # with conj(U)).  Equal eigenvalues (to n * eps * max|e|) get F = 0, as eigh's do.
+    e, u = ans[..., 0, :], ans[..., 1:, :]
+    ge, gu = g[..., 0, :], g[..., 1:, :]
+    f = _inverse_gaps(e)
+    ut = _mT(u)
+    utgu = F.matmul(ut, gu)
+    norm_part = F.matmul(F.matmul(ut, F.conj(u)), _diag_embed(F.real(F.diagonal(utgu, 0, -2, -1)),
+                                                             u))
+    inner = _diag_embed(ge, u) + f * utgu - f * norm_part
+    # U^-T M U^T as a solve: a defective matrix (dependent eigenvectors) has no derivative, and
+    # the solve then raises LinAlgError
+    return F.solve(ut, F.matmul(inner, ut))
+
+
+def _eig_shape(shapes):
+    s = _square_rule("eig")(shapes)
+    n = s[-1]
+    return s[:-2] + (None if n is None else n + 1, n)
+
+
+def _numpy_dtype_parts(packed, a):
+    """The eigenvalues and eigenvectors of the packed value, in NumPy's dtype: real when the
+    input is real and every eigenvalue is (eager values only: a graph's dtype is fixed when it
+    is built, so graphs keep them complex)."""
+    w, v = packed[..., 0, :], packed[..., 1:, :]
+    if is_tensor(packed) and np.dtype(a.dtype).kind != "c" and not np.any(w.data.imag):
+        return F.real(w), F.real(v)
+    return w, v
+
+
+def eig(a):
+    """Eigenvalues and unit-norm eigenvectors of a (batch of) square matrices, NumPy's
+    ``np.linalg.eig``: ``EigResult(eigenvalues, eigenvectors)``, complex (for a real matrix
+    with real eigenvalues real, as NumPy's; always complex in graphs).  Differentiable in HIPS
+    autograd's convention for complex values: the eigenvectors' phases are LAPACK's choice, so
+    only functions that do not depend on them (of the eigenvalues, of ``|v|``, of projectors)
+    have a gradient that means something.  Equal eigenvalues (to ``n * eps * max|w|``) add
+    nothing to the eigenvector part of the gradient; a defective matrix raises
+    ``LinAlgError`` when its gradient is asked for.
+
+        >>> w, v = fg.linalg.eig(fg.tensor([[0.0, 1.0], [-2.0, -3.0]], requires_grad=True))
+    """
+    if _plain(a):
+        return np.linalg.eig(a)
+    a = _operand(a, "eig")
+    return EigResult(*_numpy_dtype_parts(apply(eig.op, (a,), None), a))
+
+
+# the op's value packs the eigenvalues (row 0) and the eigenvectors (rows 1...) in one array
+eig = defop("eig", _eig_forward, _eig_vjp, shape=_eig_shape, function=eig, blas="lapack",
+            complex_vjps=True, exports=LINALG)
+
+
+def eigvals(a):
+    """The eigenvalues of a (batch of) square matrices, NumPy's ``np.linalg.eigvals`` (complex
+    unless NumPy's are real; always complex in graphs), differentiable as :func:`eig`'s.
+
+        >>> fg.linalg.eigvals(fg.tensor([[0.0, 1.0], [-2.0, -3.0]]))
+        tensor([-1., -2.])
+    """
+    if _plain(a):
+        return np.linalg.eigvals(a)
+    a = _operand(a, "eigvals")
+    return _numpy_dtype_parts(apply(eig.op, (a,), None), a)[0]
+
+
+eigvals = defun(eigvals, exports=LINALG)
 
 
 # ---- svd, svdvals ---------------------------------------------------------------------------
