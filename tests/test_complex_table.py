@@ -194,16 +194,22 @@ def test_fuse_pass_leaves_complex_steps_out_and_agrees_with_unfused_plans():
         with fg.Session(disable=disable) as sess:
             results[disable] = sess.run([loss, gx], {x: z, y: r})
             text = sess.explain([loss, gx], {x: z, y: r})
-        # the plan's steps, "name = op(inputs) [...]  shape=... dtype=...", by name
-        steps = {m[0]: (m[1], m[2]) for m in re.findall(
-            r"^  (\S+) = (.*)dtype=(\S+)$", text.split("[plan]")[1], re.M)}
-        fused = {n: v for n, v in steps.items() if v[0].startswith("fused_")}
-        assert bool(fused) == (not disable), text
-        assert any(dt.startswith("complex") for _, dt in steps.values())
-        for name, (call, dtype) in fused.items():     # no fused kernel touches a complex value
+        # the plan's steps, "name = op(inputs) [...]  shape=... dtype=..." (a kernel with several
+        # outputs is read by projections "fused_0:1 = proj(fused_0)  ... dtype=..."), by name
+        steps = {}
+        for name, rest in re.findall(r"^  (\S+) = (.*)$", text.split("[plan]")[1], re.M):
+            dtype = re.search(r"dtype=(\S+)$", rest)
+            steps[name] = (rest, dtype.group(1) if dtype else None)
+        kernels = {n: call for n, (call, _) in steps.items() if re.match(r"fused_\d+\(", call)}
+        assert bool(kernels) == (not disable), text
+        assert any(dt and dt.startswith("complex") for _, dt in steps.values())
+        for name, call in kernels.items():      # no fused kernel reads or writes a complex value
             inputs = re.match(r"fused_\d+\(([^)]*)\)", call).group(1).split(", ")
-            assert not dtype.startswith("complex"), name
-            assert not any(steps[i][1].startswith("complex") for i in inputs if i in steps), call
+            assert all(steps[i][1] and not steps[i][1].startswith("complex")
+                       for i in inputs if i in steps), call
+            outputs = [dt for n, (_, dt) in steps.items()
+                       if n == name or n.startswith(name + ":")]
+            assert outputs and not any(dt and dt.startswith("complex") for dt in outputs), name
     (v1, g1), (v2, g2) = results[()], results[("fuse",)]
     np.testing.assert_allclose(v1, v2, rtol=1e-12)
     np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-13)
