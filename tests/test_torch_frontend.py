@@ -223,6 +223,7 @@ CASES = [
     ("expand", lambda m, x: x[0:1].expand(2, 3, 4)),
     ("expand -1", lambda m, x: x[:, 0:1].expand(-1, 5)),
     ("tile", lambda m, x: x.tile(2, 1)),
+    ("tile function", lambda m, x: m.tile(x, (2, 1, 3))),
     ("mm", lambda m, x: m.mm(x, x.t())),
     ("bmm", lambda m, x: m.bmm(x.view(3, 2, 2), x.view(3, 2, 2))),
     ("matmul", lambda m, x: x.matmul(x.t())),
@@ -414,6 +415,10 @@ def test_size_serves_both_habits():
     assert x.size() == (2, 3) and x.size(0) == 2 and x.size().numel() == 6
     assert repr(x.size()) == "torch.Size([2, 3])"
     assert ftorch.Size is type(x.size())
+    import pickle
+    back = pickle.loads(pickle.dumps(x.size))
+    assert back == 6 and type(back) is int
+    assert fg.tensor(2.5).size == 1 and fg.tensor(2.5).size() == ()
 
 
 def test_methods_on_graph_nodes():
@@ -447,6 +452,8 @@ def test_autograd_grad_and_backward():
 def test_no_grad_and_manual_seed():
     x = ftorch.ones(2, requires_grad=True)
     with ftorch.no_grad():
+        assert not (x * 2).requires_grad
+    with ftorch.inference_mode():
         assert not (x * 2).requires_grad
     assert (x * 2).requires_grad
     ftorch.manual_seed(3)

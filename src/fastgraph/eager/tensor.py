@@ -92,7 +92,8 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
     def size(self) -> int:
         """The element count (NumPy's ``ndarray.size``, an ``int``); called, PyTorch's
         ``x.size()`` (the shape) or ``x.size(dim)``."""
-        return SizeValue(self._data.shape)
+        d = self._data
+        return SizeValue(d.size, d.shape)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:

@@ -55,9 +55,9 @@ class SizeValue(int):
         (6, torch.Size([2, 3]), 3)
     """
 
-    def __new__(cls, shape):
-        self = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
-        self._shape = tuple(shape)
+    def __new__(cls, count, shape):
+        self = super().__new__(cls, count)
+        self._shape = shape
         return self
 
     def __call__(self, dim=None):
@@ -557,20 +557,30 @@ class TorchMethods:
 
     # ---- reductions -------------------------------------------------------------------------
     def sum(self, *args, **kwargs):
+        if not kwargs:                       # (NumPy's call: no detour)
+            return _NUMPY["sum"](self, *args)
         return _reduction(self, "sum", args, kwargs)
 
     def mean(self, *args, **kwargs):
+        if not kwargs:                       # (NumPy's call: no detour)
+            return _NUMPY["mean"](self, *args)
         return _reduction(self, "mean", args, kwargs)
 
     def prod(self, *args, **kwargs):
+        if not kwargs:                       # (NumPy's call: no detour)
+            return _NUMPY["prod"](self, *args)
         return _reduction(self, "prod", args, kwargs)
 
     def max(self, *args, **kwargs):
         """NumPy's ``x.max(axis)`` (the values); with ``dim=`` PyTorch's (values, indices);
         with a Tensor PyTorch's elementwise maximum."""
+        if not kwargs and (not args or not hasattr(args[0], "shape")):
+            return _NUMPY["max"](self, *args)
         return _minmax(self, "max", args, kwargs)
 
     def min(self, *args, **kwargs):
+        if not kwargs and (not args or not hasattr(args[0], "shape")):
+            return _NUMPY["min"](self, *args)
         return _minmax(self, "min", args, kwargs)
 
     def argmax(self, dim=None, keepdim=False, axis=None, keepdims=None):

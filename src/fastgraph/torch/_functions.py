@@ -428,6 +428,16 @@ def chunk(input, chunks, dim=0):
     return _tm.torch_chunk(input, chunks, dim)
 
 
+def tile(input, dims):
+    """``torch.tile(x, dims)``: ``x`` repeated ``dims[i]`` times along dimension ``i``."""
+    return F.tile(input, _tm._shape_args((dims,), "tile"))
+
+
+def inference_mode(mode=True):
+    """``torch.inference_mode()``: ``no_grad`` (fastgraph has no separate inference mode)."""
+    return no_grad() if mode else enable_grad()
+
+
 def reshape(input, shape):
     return F.reshape(input, _tm._shape_args((shape,), "reshape"))
 
@@ -535,7 +545,8 @@ __all__ = ["get_default_dtype", "set_default_dtype", "tensor", "as_tensor", "fro
            "linspace", "logspace", "eye", "Generator", "default_generator", "manual_seed",
            "seed", "initial_seed", "sum", "mean", "prod", "max", "min", "argmax", "argmin",
            "std", "var", "sort", "argsort", "topk", "transpose", "swapaxes", "swapdims", "t",
-           "cat", "concat", "concatenate", "stack", "split", "chunk", "reshape", "flatten",
+           "cat", "concat", "concatenate", "stack", "split", "chunk", "tile", "inference_mode",
+           "reshape", "flatten",
            "squeeze", "unsqueeze", "permute", "clamp", "clip", "mm", "bmm", "matmul", "numel",
            "is_tensor", "is_floating_point", "pow", "add", "sub", "subtract", "mul", "multiply",
            "div", "divide", "neg", "allclose", "equal", "where", "no_grad", "enable_grad",
