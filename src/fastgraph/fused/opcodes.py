@@ -136,7 +136,7 @@ REDUCTIONS = ("sum", "mean", "max", "min")
 
 def work_units(name: str) -> int:
     """Estimated cost of op ``name`` per element, relative to one ``add`` (its row's ``cost``:
-    a vectorised tanh/exp ~6, a libm call or NumPy loop like sin ~10).  The fuse pass uses it
+    a vectorised tanh/exp ~6, a libm call or NumPy loop like tan ~10).  The fuse pass uses it
     to decide when a kernel is heavy enough per element to be worth several threads on fewer
     elements.
 

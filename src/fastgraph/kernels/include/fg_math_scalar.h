@@ -174,6 +174,64 @@ static inline double fg_log1p_d(double x) {
     double y = fg_log_d(u) + c;
     return u == 1.0 ? x : y;                     /* |x| < eps/2: log1p(x) = x */
 }
+/* ---- sin and cos (double) ----
+ * fdlibm's: x = k pi/2 + (y0 + y1), pi/2 in three 33-bit parts and their tails (its medium-size
+ * reduction, all three rounds always: branch-free, good to 151 bits), then its kernels
+ * __kernel_sin(y0, y1) and __kernel_cos(y0, y1) (Horner steps as FMAs), the quadrant k mod 4
+ * choosing the kernel and the sign.  For |x| <= FG_TRIG_BIG only (k < 2^19, so k times each
+ * 33-bit part is exact); the block loops (fg_vm_loops.h) send larger, infinite and NaN
+ * arguments to libm.  The float versions compute in double. */
+#define FG_TRIG_BIG 524288.0
+#define FG__INVPIO2 6.36619772367581382433e-01
+#define FG__PIO2_1 1.57079632673412561417e+00
+#define FG__PIO2_2 6.07710050630396597660e-11
+#define FG__PIO2_2T 2.02226624879595063154e-21
+#define FG__PIO2_3 2.02226624871116645580e-21
+#define FG__PIO2_3T 8.47842766036889956997e-32
+/* y0 + y1 = x - k pi/2; the quadrant k mod 4 */
+#define FG__TRIG_REDUCE(X, Y0, Y1, Q) \
+    double km_ = FG_FMA_d((X), FG__INVPIO2, FG_MAGIC_d); \
+    double fn_ = km_ - FG_MAGIC_d; \
+    uint64_t Q = fg__bits_d(km_) & 3u; \
+    double r_ = (X) - fn_ * FG__PIO2_1, t_, w_; \
+    t_ = r_; w_ = fn_ * FG__PIO2_2; r_ = t_ - w_; w_ = fn_ * FG__PIO2_2T - ((t_ - r_) - w_); \
+    t_ = r_; w_ = fn_ * FG__PIO2_3; r_ = t_ - w_; w_ = fn_ * FG__PIO2_3T - ((t_ - r_) - w_); \
+    double Y0 = r_ - w_; \
+    double Y1 = (r_ - Y0) - w_;
+static inline double fg__ksin_d(double x, double y) {
+    double z = x * x, w = z * z, v = z * x;
+    double r = FG_FMA_d(z, FG_FMA_d(z, 2.75573137070700676789e-06, -1.98412698298579493134e-04),
+                        8.33333333332248946124e-03)
+               + z * w * FG_FMA_d(z, 1.58969099521155010221e-10, -2.50507602534068634195e-08);
+    return x - ((z * (0.5 * y - v * r) - y) - v * -1.66666666666666324348e-01);
+}
+static inline double fg__kcos_d(double x, double y) {
+    double z = x * x, w = z * z;
+    double r = z * FG_FMA_d(z, FG_FMA_d(z, 2.48015872894767294178e-05,
+                                        -1.38888888888741095749e-03), 4.16666666666666019037e-02)
+               + w * w * FG_FMA_d(z, FG_FMA_d(z, -1.13596475577881948265e-11,
+                                              2.08757232129817482790e-09),
+                                  -2.75573143513906633035e-07);
+    double hz = 0.5 * z, u = 1.0 - hz;
+    return u + (((1.0 - u) - hz) + (z * r - x * y));
+}
+/* quadrant q: sin = (q odd ? cos : sin)(y), negated for q = 2, 3; cos = (q odd ? sin : cos)(y),
+   negated for q = 1, 2 (the sign put on with an integer xor) */
+static inline double fg_sin_d(double x) {
+    FG__TRIG_REDUCE(x, y0, y1, q)
+    double s = fg__ksin_d(y0, y1), c = fg__kcos_d(y0, y1);
+    double v = (q & 1u) ? c : s;
+    v = fg__from_bits_d(fg__bits_d(v) ^ ((q & 2u) << 62));
+    return x == 0.0 ? x : v;                     /* keeps the sign of zero */
+}
+static inline double fg_cos_d(double x) {
+    FG__TRIG_REDUCE(x, y0, y1, q)
+    double s = fg__ksin_d(y0, y1), c = fg__kcos_d(y0, y1);
+    double v = (q & 1u) ? s : c;
+    return fg__from_bits_d(fg__bits_d(v) ^ (((q + 1u) & 2u) << 62));
+}
+#undef FG__TRIG_REDUCE
+
 static inline float fg_log_f(float x) { return (float)fg_log_d((double)x); }
 static inline float fg_log1p_f(float x) { return (float)fg_log1p_d((double)x); }
 

@@ -56,8 +56,8 @@
     OP(EXPM1,         expm1,         1, vec,   expm1,               6,  2, 2, "") \
     OP(LOG,           log,           1, vec,   log,                 6,  4, 1, "") \
     OP(LOG1P,         log1p,         1, vec,   log1p,               6,  2, 1, "") \
-    OP(SIN,           sin,           1, ufunc, sin,                 10, 0, 0, "") \
-    OP(COS,           cos,           1, ufunc, cos,                 10, 0, 0, "") \
+    OP(SIN,           sin,           1, vec,   sin,                 6,  1, 1, "") \
+    OP(COS,           cos,           1, vec,   cos,                 6,  1, 1, "") \
     OP(TAN,           tan,           1, ufunc, tan,                 10, 0, 0, "") \
     OP(TANH,          tanh,          1, vec,   tanh,                6,  3, 4, "") \
     OP(SINH,          sinh,          1, ufunc, sinh,                10, 0, 0, "") \

@@ -33,7 +33,8 @@ static int fg_cpu_baseline(void) { return 1; }
 
 /* the ops with a vec loop: every copy has all of them */
 #define FG_VEC_OPS(X, SUF) X(EXP, exp, SUF) X(EXPM1, expm1, SUF) X(TANH, tanh, SUF) \
-    X(SIGMOID, sigmoid, SUF) X(LOG, log, SUF) X(LOG1P, log1p, SUF)
+    X(SIGMOID, sigmoid, SUF) X(LOG, log, SUF) X(LOG1P, log1p, SUF) X(SIN, sin, SUF) \
+    X(COS, cos, SUF)
 #define FG__VEC_D(OP, op, SUF) [FG_OP_##OP] = fg_v##op##_d##SUF,
 #define FG__VEC_F(OP, op, SUF) [FG_OP_##OP] = fg_v##op##_f##SUF,
 #define FG__ISA_ROW(SUF, NAME, CHECK) {NAME, CHECK, fg_arith_d##SUF, fg_arith_f##SUF, \

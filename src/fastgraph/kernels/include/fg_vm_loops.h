@@ -3,7 +3,8 @@
  *
  *   FG_DEF_VEC_LOOPS(SUF, ATTR)  fg_v<op>_<P><SUF>(d, a, n): the vec loops made of the scalar
  *                                functions of fg_math_scalar.h, for exp, expm1, log, log1p (both
- *                                precisions) and float tanh and sigmoid.  float64 tanh and
+ *                                precisions), sin and cos (libm's beyond FG_TRIG_BIG), and
+ *                                float tanh and sigmoid.  float64 tanh and
  *                                sigmoid are fg_math_simd.h's, in each instruction set's
  *                                vectors (one-lane ones in the baseline copy).
  *   FG_DEF_ARITH(P, SUF, ATTR)   fg_arith_<P><SUF>(op, d, a, b, c, n): the plain ("c") ops, one
@@ -21,7 +22,27 @@
 #define FG_DEF_VEC_LOOP(NAME, P, SUF, ATTR) \
 ATTR static void fg_v##NAME##_##P##SUF(fg_real_##P *d, const fg_real_##P *a, Py_ssize_t n) { \
     for (Py_ssize_t i = 0; i < n; i++) d[i] = fg_##NAME##_##P(a[i]); }
+/* sin and cos: fg_<name>_d where |x| <= FG_TRIG_BIG, libm's in double beyond (and for inf and
+   NaN), a chunk at a time: a chunk with no such element (the usual case) is one vectorised pass;
+   one with any goes element by element.  Element by element, so in place (d == a) is fine. */
+#define FG__TRIG_CHUNK 64
+#define FG_DEF_TRIG_LOOP(NAME, P, SUF, ATTR) \
+ATTR static void fg_v##NAME##_##P##SUF(fg_real_##P *d, const fg_real_##P *a, Py_ssize_t n) { \
+    for (Py_ssize_t i0 = 0; i0 < n; i0 += FG__TRIG_CHUNK) { \
+        Py_ssize_t m = n - i0 < FG__TRIG_CHUNK ? n - i0 : FG__TRIG_CHUNK; \
+        const fg_real_##P *x = a + i0; \
+        fg_real_##P *y = d + i0; \
+        int big = 0; \
+        for (Py_ssize_t i = 0; i < m; i++) big |= !(fabs((double)x[i]) <= FG_TRIG_BIG); \
+        if (!big) { \
+            for (Py_ssize_t i = 0; i < m; i++) y[i] = (fg_real_##P)fg_##NAME##_d((double)x[i]); \
+        } else { \
+            for (Py_ssize_t i = 0; i < m; i++) { \
+                double v = (double)x[i]; \
+                y[i] = (fg_real_##P)(fabs(v) <= FG_TRIG_BIG ? fg_##NAME##_d(v) : NAME(v)); } } } }
 #define FG_DEF_VEC_LOOPS(SUF, ATTR) \
+    FG_DEF_TRIG_LOOP(sin, d, SUF, ATTR) FG_DEF_TRIG_LOOP(sin, f, SUF, ATTR) \
+    FG_DEF_TRIG_LOOP(cos, d, SUF, ATTR) FG_DEF_TRIG_LOOP(cos, f, SUF, ATTR) \
     FG_DEF_VEC_LOOP(exp, d, SUF, ATTR) FG_DEF_VEC_LOOP(exp, f, SUF, ATTR) \
     FG_DEF_VEC_LOOP(expm1, d, SUF, ATTR) FG_DEF_VEC_LOOP(expm1, f, SUF, ATTR) \
     FG_DEF_VEC_LOOP(tanh, f, SUF, ATTR) FG_DEF_VEC_LOOP(sigmoid, f, SUF, ATTR) \
