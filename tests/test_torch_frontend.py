@@ -461,6 +461,8 @@ def test_no_grad_and_manual_seed():
     ftorch.manual_seed(3)
     assert np.array_equal(a.data, ftorch.randn(4).data)
     assert a.dtype == ftorch.float32
+    r1 = ftorch.randn(3, generator=ftorch.Generator().manual_seed(2))
+    assert np.array_equal(r1.data, ftorch.randn(3, generator=ftorch.Generator().manual_seed(2)).data)
     g1, g2 = ftorch.Generator().manual_seed(5), ftorch.Generator().manual_seed(5)
     assert ftorch.randperm(6, generator=g1).tolist() == ftorch.randperm(6, generator=g2).tolist()
 

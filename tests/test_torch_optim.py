@@ -237,3 +237,30 @@ def test_scheduler_state_dict_resumes():
         opt2.step()
         sched2.step()
     assert sched2.get_last_lr()[0] == pytest.approx(lrs[-1][0], rel=1e-14)
+
+
+def _custom_optimizer(m):
+    """An optimizer written against PyTorch's API (signSGD with a step counter in its state)."""
+    class SignSGD(m.optim.Optimizer):
+        def __init__(self, params, lr=0.01):
+            super().__init__(params, dict(lr=lr))
+
+        @m.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["n"] = 0
+                    state["n"] += 1
+                    p.add_(m.sign(p.grad), alpha=-group["lr"] / state["n"])
+    return SignSGD
+
+
+def test_an_optimizer_written_for_torch_runs():
+    ours, opt = _run(ftorch, lambda m, p: _custom_optimizer(m)(p, lr=0.1), ftorch.float64)
+    theirs, topt = _run(torch, lambda m, p: _custom_optimizer(m)(p, lr=0.1), torch.float64)
+    _assert_hist(ours, theirs, rtol=1e-12, atol=1e-14)
+    assert opt.state_dict()["state"] == topt.state_dict()["state"]

@@ -13,6 +13,7 @@ exception under ``np.errstate(...="raise")``) leaves parameters and state as the
 """
 from __future__ import annotations
 
+import collections
 import math
 from typing import Iterable
 
@@ -71,7 +72,9 @@ class Optimizer:
                             "Tensors, but got a Tensor")
         self.defaults = dict(defaults)
         self.param_groups: list[dict] = []
-        self.state: dict = {}
+        # (a defaultdict, as PyTorch's: an optimizer written against PyTorch's API reads
+        # ``self.state[p]`` before it has written anything there)
+        self.state: dict = collections.defaultdict(dict)
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
@@ -219,14 +222,14 @@ class Optimizer:
             # errors do not raise: update the state's arrays and the parameters in place (the
             # same operations in the same order, so the same rounding, without the copies)
             for group, p, data, g in items:
-                state = self._update(group, p, data, g, self.state.get(p), True)[0]
+                state = self._update(group, p, data, g, self.state.get(p) or None, True)[0]
                 if state is not None:      # (plain SGD keeps none, as PyTorch's)
                     self.state[p] = state
                 p._bump_version()  # (as PyTorch's in-place update does)
             return loss
         # floating-point errors raise: every new value is computed before one is written, so an
         # exception leaves parameters, state and step counts as they were
-        pending = [(p, *self._update(group, p, data, g, self.state.get(p), False))
+        pending = [(p, *self._update(group, p, data, g, self.state.get(p) or None, False))
                    for group, p, data, g in items]
         for p, state, value in pending:
             if state is not None:
@@ -272,7 +275,7 @@ class Optimizer:
         for mine, theirs in zip(self.param_groups, groups):
             for p, i in zip(mine["params"], theirs["params"]):
                 by_index[i] = p
-        new_state = {}
+        new_state = collections.defaultdict(dict)
         for i, s in state_dict["state"].items():
             p = by_index.get(int(i))
             if p is None:

@@ -116,13 +116,18 @@ def _size(size, op):
     return _tm._shape_args(size, op)
 
 
-def _factory(op, fill):
+def _factory(op, fill, random=False):
     def make(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
-             pin_memory=False):
+             pin_memory=False, generator=None):
         _device(device)
         if out is not None:
             raise TypeError(f"{op}(): out= is not supported")
-        return _leaf(fill(_size(size, op), _dtype(dtype) or _DEFAULT[0]), requires_grad)
+        if generator is not None and not random:
+            raise TypeError(f"{op}() got an unexpected keyword argument 'generator'")
+        shape, dt = _size(size, op), _dtype(dtype) or _DEFAULT[0]
+        arr = fill(shape, dt, (generator or default_generator)._rng()) if random \
+            else fill(shape, dt)
+        return _leaf(arr, requires_grad)
     make.__name__ = make.__qualname__ = op
     make.__doc__ = (f"PyTorch's ``torch.{op}(*size, dtype=None, device=None, "
                     f"requires_grad=False)`` (the default dtype ``float32``).\n\n"
@@ -133,8 +138,8 @@ def _factory(op, fill):
 zeros = _factory("zeros", np.zeros)
 ones = _factory("ones", np.ones)
 empty = _factory("empty", np.zeros)     # (zeros: no uninitialised memory is ever handed out)
-rand = _factory("rand", lambda s, dt: random_state.generator().random(s).astype(dt))
-randn = _factory("randn", lambda s, dt: random_state.generator().standard_normal(s).astype(dt))
+rand = _factory("rand", lambda s, dt, rng: rng.random(s).astype(dt), random=True)
+randn = _factory("randn", lambda s, dt, rng: rng.standard_normal(s).astype(dt), random=True)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
