@@ -833,6 +833,17 @@ from optable_numpy import EXTRA_DOMAINS as _NUMPY_DOMAINS, add_cases as _add_num
 DOMAINS.update(_NUMPY_DOMAINS)
 _add_numpy_cases(case)
 
+# the collectives of fastgraph.distributed in a world of one process, where each is the identity
+# (their values and gradients across two ranks: tests/test_distributed.py under mpirun)
+import fastgraph.distributed as _fgd  # noqa: E402
+for _name, _op, _fn in [("allreduce_sum", "allreduce", _fgd.allreduce),
+                        ("allreduce_mean", "allreduce", lambda x: _fgd.allreduce(x, op="mean")),
+                        ("allgather", "allgather", _fgd.allgather),
+                        ("reduce_scatter", "reduce_scatter", _fgd.reduce_scatter),
+                        ("broadcast_root0", "broadcast", lambda x: _fgd.broadcast(x, root=0)),
+                        ("reduce_root0", "reduce", lambda x: _fgd.reduce(x, root=0))]:
+    case(_name, _op, _fn, [((3, 4), "real")], lambda x: x)
+
 # ---- bookkeeping -----------------------------------------------------------------------------
 CASES_BY_NAME = {c.name: c for c in CASES}
 assert len(CASES_BY_NAME) == len(CASES), "case names must be unique"

@@ -45,6 +45,7 @@ from .dot import render_dot, to_dot
 # declarations exported to ``fastgraph`` by the graph engine too), tf.nn, tf.losses, tf.compat.v1
 globals().update(_ops.namespace("fastgraph"))
 from . import nn, losses, compat, layers
+from . import distributed
 
 # every TensorFlow dtype name (fg.int16, fg.string, ...): NumPy's types
 globals().update(__import__("fastgraph._core.dtypes", fromlist=["TF_DTYPES"]).TF_DTYPES)

@@ -112,8 +112,8 @@ cdef class OpDef:
         change); ``involution`` (applied twice it is the identity); ``permutation``
         (``permutation(ndim, **attrs)``: the axes it reorders, for transposes);
         ``distinct`` (every application is a new graph node: never merged);
-        ``stateful`` (its value changes from run to run, a random draw: never computed at
-        compile time, never merged);
+        ``stateful`` (its value changes from run to run, a random draw, or it communicates, a
+        collective across processes: never computed at compile time, never merged);
         ``same_positives`` (the result is positive exactly where the input is: ``relu``);
         ``one_hot`` (zeros shaped like input 1, input 0's value once per row);
         ``computed_with`` (``(op, fn)``: a step of this op whose first input is a constant and

@@ -58,8 +58,10 @@ LOSSES = "losses"
 #: ``nn_ops``: the deep-learning functions with PyTorch's names and semantics (NCHW), the
 #: functional namespace of the PyTorch front-end
 NN_OPS = "nn_ops"
+#: ``fastgraph.distributed``: the collectives across the processes of an MPI job
+DISTRIBUTED = "distributed"
 NAMESPACES = ("fastgraph", "numpy", "linalg", "fft", "scipy.special", "scipy.linalg",
-              "scipy.signal", "scipy.integrate", TF, NN, LOSSES, NN_OPS)
+              "scipy.signal", "scipy.integrate", TF, NN, LOSSES, NN_OPS, DISTRIBUTED)
 #: namespaces of one module per family: ``scipy.stats.norm``, ``scipy.stats.gamma``, ...
 NAMESPACE_FAMILIES = ("scipy.stats.",)
 

@@ -27,13 +27,32 @@ class _Engine:
         return _run_hooks(node.hooks, g, create_graph) if node.hooks else g
 
     @staticmethod
+    def leaf_ready(leaf, g, create_graph: bool):
+        """A leaf's gradient is complete (mid-walk): run its own hooks, then its ready hooks
+        (``hook(tensor, grad)``; a returned value replaces the gradient delivered)."""
+        if leaf._hooks:
+            g = _run_hooks(leaf._hooks, g, create_graph)
+        for hook in list(leaf._ready_hooks):
+            res = hook(leaf, g if create_graph else Tensor(g))
+            if res is not None:
+                new = res if create_graph else (res._data if isinstance(res, Tensor)
+                                                else np.asarray(res))
+                if np.shape(new) != np.shape(g):
+                    raise RuntimeError(f"grad-ready hook {getattr(hook, '__name__', hook)!r} "
+                                       f"has changed the size of value: {np.shape(g)} -> "
+                                       f"{np.shape(new)}")
+                g = new
+        return g
+
+    @staticmethod
     def finish(tensors, grads, create_graph: bool, capture) -> None:
         """After a successful walk: run the leaves' hooks, then set every ``.grad`` (or, with
         ``capture``, store the leaves' gradients there).  A hook that raises leaves every
         ``.grad`` as it was."""
         grads = list(grads)
         for i, t in enumerate(tensors):
-            if t.grad_fn is None and t._hooks:  # (non-leaf tensors ran theirs in the walk)
+            # (non-leaf tensors ran theirs in the walk, and so did leaves with ready hooks)
+            if t.grad_fn is None and t._hooks and (t._ready_hooks is None or capture is not None):
                 grads[i] = _run_hooks(t._hooks, grads[i], create_graph)
         new = []
         for t, g in zip(tensors, grads):

@@ -91,6 +91,8 @@ cdef class TensorBase:
     cdef public object _grad        # see the ``grad`` property
     cdef readonly object grad_fn    # the TapeNode that made this tensor, or None (a leaf)
     cdef public object _hooks
+    # hooks called during a backward walk as soon as this leaf's gradient is complete (see walk)
+    cdef public object _ready_hooks
     cdef public bint _requires_grad
     cdef public bint _retains
     # the version counter of the data (None: version 0, not shared yet; made on first need)
@@ -651,7 +653,9 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     whole walk has succeeded with the tensors reached and their gradients -- leaves, and
     non-leaf tensors that called ``retain_grad()`` -- in the order reached: it runs the leaves'
     hooks and then accumulates into ``.grad`` (with ``capture``, stores the leaves' gradients
-    there instead).  So an exception anywhere in the walk (a VJP rule, a hook, a tensor
+    there instead).  A leaf with ready hooks (``Tensor.register_grad_ready_hook``) has them run,
+    through ``engine.leaf_ready(leaf, g, create_graph)`` (its own hooks first; it returns the
+    gradient to deliver), the moment its gradient is complete, during the walk.  So an exception anywhere in the walk (a VJP rule, a hook, a tensor
     modified in place) leaves every ``.grad`` as it was and the graph unfreed.  With ``capture`` (a dict
     ``id(target) -> None``), as ``fg.autograd.grad`` uses it, the gradient reaching each target
     is stored there, only the nodes on a path to a target are visited, and no leaf's ``.grad``
@@ -770,6 +774,10 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 leaf = <TensorBase>node
                 g = leaf._g
                 leaf._g = None
+                if leaf._ready_hooks is not None and not capturing:
+                    # (complete now, long before the walk ends: a data-parallel wrapper starts
+                    # sending it while the rest of the backward pass runs)
+                    g = engine.leaf_ready(leaf, g, create_graph)
                 done_leaves.append(leaf)  # delivered once the whole walk has succeeded
                 done_grads.append(g)
                 continue

@@ -166,6 +166,29 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
+    def register_grad_ready_hook(self, hook: Callable) -> "RemovableHandle":
+        """On a leaf: call ``hook(tensor, grad)`` during ``backward()`` as soon as this leaf's
+        gradient for the pass is complete (after its :meth:`register_hook` hooks, before the
+        walk ends and ``.grad`` is set); a returned value (same shape) is the gradient that
+        accumulates into ``.grad``.  Data-parallel training starts sending a gradient from
+        here while the backward pass goes on (PyTorch's post-accumulate-grad hooks serve the
+        same purpose).  ``fg.autograd.grad`` does not call them.
+
+            >>> w = fg.tensor([1.0, 2.0], requires_grad=True)
+            >>> h = w.register_grad_ready_hook(lambda t, g: g * 0.5)
+            >>> (w * 3.0).sum().backward(); w.grad
+            tensor([1.5, 1.5])
+            >>> h.remove()
+        """
+        if not self._requires_grad or self.grad_fn is not None:
+            raise RuntimeError("register_grad_ready_hook: only a leaf tensor that requires "
+                               "gradient has one")
+        if self._ready_hooks is None:
+            self._ready_hooks = []
+        hooks = self._ready_hooks
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
     def backward(self, gradient=None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (PyTorch semantics)."""

@@ -13,6 +13,7 @@ from . import random, tf1  # noqa: F401  (TensorFlow 1's ops)
 from . import spectral  # noqa: F401  (np.fft)
 from . import convolution, pooling, nn_functional, losses  # noqa: F401
 from . import tf1_nn  # noqa: F401  (tf.nn.conv2d and friends over the above)
+from . import collectives  # noqa: F401  (fastgraph.distributed's)
 
 globals().update({api.name: api.function for api in API.values()})
 globals().update(namespace("fastgraph"))
