@@ -265,3 +265,18 @@ def test_zero_d_values_keep_their_shape():
         t = fg.tensor(2.0, requires_grad=True)
         f(t).backward()
         assert t.grad.data.shape == () and float(t.grad.data) == 1.0
+
+
+def test_info_shows_mpi():
+    from fastgraph.cli import info
+    facts = info.collect()["mpi"]
+    assert (facts["mpi4py"] is not None) == (importlib.util.find_spec("mpi4py") is not None)
+    assert facts["launched_size"] is None
+    out = subprocess.run([sys.executable, "-m", "fastgraph", "info"], capture_output=True,
+                         text=True, timeout=120,
+                         env=dict(os.environ,
+                                  PYTHONPATH=str(Path(fg.__file__).resolve().parent.parent)))
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("MPI")]
+    assert len(line) == 1, out.stdout + out.stderr
+    assert ("mpi4py " + str(facts["mpi4py"])) in line[0] if facts["mpi4py"] else \
+        "not available" in line[0]

