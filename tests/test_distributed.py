@@ -139,6 +139,22 @@ def test_eager_distributed_optimizer_alone_is_the_optimizer(make_opt, bucket_byt
         np.testing.assert_array_equal(a, b)
 
 
+def test_the_eager_distributed_optimizer_is_still_the_optimizer():
+    import fastgraph.torch.optim as topt
+    w = fg.tensor([1.0, 2.0], requires_grad=True)
+    inner = topt.SGD([w], lr=1.0)
+    opt = dist.DistributedOptimizer(inner)
+    assert isinstance(opt, topt.SGD) and opt.param_groups is inner.param_groups
+    sched = topt.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    (w * w).sum().backward()
+    opt.step()
+    sched.step()
+    np.testing.assert_array_equal(w.data, [-1.0, -2.0])
+    assert opt.param_groups[0]["lr"] == 0.5
+    with pytest.raises(TypeError, match="expected an optimizer"):
+        dist.DistributedOptimizer(3)
+
+
 def test_ddp_gradients_accumulate_over_two_backward_passes():
     w = fg.tensor([1.0, 2.0], requires_grad=True)
     v = fg.tensor([3.0], requires_grad=True)

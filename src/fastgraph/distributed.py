@@ -367,25 +367,28 @@ class DistributedDataParallel:
         self._averager.remove()
 
 
-class _EagerDistributedOptimizer:
-    """``opt`` (an ``fg.optim`` optimizer, or one with ``step()`` over ``params`` or
-    ``param_groups``) whose gradients are averaged over the ranks during the backward pass."""
-
-    def __init__(self, optimizer, bucket_bytes=BUCKET_BYTES, broadcast_from=0,
-                 find_unused_parameters=False):
-        self.optimizer = optimizer
-        self._ddp = DistributedDataParallel(_tensors_of(optimizer), bucket_bytes,
-                                            broadcast_from, find_unused_parameters)
+def _eager_distributed_optimizer(optimizer, bucket_bytes, broadcast_from, find_unused):
+    """``optimizer`` as an instance of a subclass of its own class (Horovod's way: learning-rate
+    schedulers and ``isinstance`` checks still see the optimizer) sharing its state, whose
+    ``step()`` first completes the averaging of the gradients over the ranks."""
+    ddp = DistributedDataParallel(_tensors_of(optimizer), bucket_bytes, broadcast_from,
+                                  find_unused)
+    base = type(optimizer)
 
     def step(self, *args, **kwargs):
-        self._ddp.synchronize()
-        return self.optimizer.step(*args, **kwargs)
+        ddp.synchronize()
+        return base.step(self, *args, **kwargs)
 
     def synchronize(self):
-        self._ddp.synchronize()
+        ddp.synchronize()
 
-    def __getattr__(self, name):
-        return getattr(self.optimizer, name)
+    cls = type(f"Distributed{base.__name__}", (base,),
+               {"step": step, "synchronize": synchronize, "__module__": base.__module__,
+                "__doc__": f"{base.__name__} with its gradients averaged over the ranks."})
+    wrapped = object.__new__(cls)
+    wrapped.__dict__ = optimizer.__dict__     # (one state: the optimizer's own)
+    wrapped._distributed = ddp
+    return wrapped
 
 
 # ---- static data parallelism -------------------------------------------------------------------
@@ -469,8 +472,11 @@ def DistributedOptimizer(optimizer, bucket_bytes: int = BUCKET_BYTES, broadcast_
     from .static.train import Optimizer as _StaticOptimizer
     if isinstance(optimizer, _StaticOptimizer):
         return _StaticDistributedOptimizer(optimizer, bucket_bytes)
-    return _EagerDistributedOptimizer(optimizer, bucket_bytes, broadcast_from,
-                                      find_unused_parameters)
+    if not hasattr(optimizer, "__dict__") or not callable(getattr(optimizer, "step", None)):
+        raise TypeError(f"DistributedOptimizer: expected an optimizer (fg.optim, fg.train), "
+                        f"got {type(optimizer).__name__}")
+    return _eager_distributed_optimizer(optimizer, bucket_bytes, broadcast_from,
+                                        find_unused_parameters)
 
 
 def broadcast_global_variables(root: int = 0, graph=None):
