@@ -256,7 +256,8 @@ def test_distributed_sampler_parts_are_disjoint_equal_and_seeded(n, size, drop_l
     for epoch in (0, 1):
         parts = []
         for r in range(size):
-            s = dist.DistributedSampler(n, rank=r, size=size, seed=7, drop_last=drop_last)
+            s = dist.DistributedSampler(n, num_replicas=size, rank=r, seed=7,
+                                        drop_last=drop_last)
             s.set_epoch(epoch)
             parts.append(list(s))
             assert len(parts[-1]) == len(s)
@@ -270,7 +271,7 @@ def test_distributed_sampler_parts_are_disjoint_equal_and_seeded(n, size, drop_l
         if epoch == 0:
             first = parts
     assert parts != first                     # a new permutation each epoch
-    again = dist.DistributedSampler(n, rank=0, size=size, seed=7, drop_last=drop_last)
+    again = dist.DistributedSampler(n, size, 0, seed=7, drop_last=drop_last)
     again.set_epoch(1)
     assert list(again) == parts[0]
 
@@ -296,3 +297,19 @@ def test_info_shows_mpi():
     assert len(line) == 1, out.stdout + out.stderr
     assert ("mpi4py " + str(facts["mpi4py"])) in line[0] if facts["mpi4py"] else \
         "not available" in line[0]
+
+
+def test_distributed_sampler_feeds_the_data_loader():
+    from fastgraph.torch.utils.data import DataLoader, TensorDataset
+    import fastgraph.torch as ftorch
+    data = TensorDataset(ftorch.arange(10.0))
+    seen = []
+    for r in range(2):
+        sampler = dist.DistributedSampler(data, num_replicas=2, rank=r, seed=3)
+        sampler.set_epoch(1)
+        batches = list(DataLoader(data, batch_size=2, sampler=sampler))
+        assert [len(b[0]) for b in batches] == [2, 2, 1]
+        seen += [float(v) for b in batches for v in b[0].data]
+    assert sorted(seen) == [float(i) for i in range(10)]
+    with pytest.raises(ValueError, match="rank must be in"):
+        dist.DistributedSampler(data, num_replicas=2, rank=2)

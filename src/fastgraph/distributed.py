@@ -520,45 +520,48 @@ def shard(data, rank: int | None = None, size: int | None = None):
 
 class DistributedSampler:
     """The indices of one rank's part of each epoch of a data set of ``n`` items (or of
-    ``len(dataset)``): the epoch's seeded permutation (the same on every rank:
-    ``seed + epoch``), padded by wrapping round to a multiple of ``size`` (``drop_last``: cut
-    down to one instead), then every ``size``-th index from ``rank``: the ranks' parts are
-    disjoint and of equal length.  Call :meth:`set_epoch` before each epoch (PyTorch's).
+    ``len(dataset)``), PyTorch's ``DistributedSampler`` (its signature, for
+    ``fastgraph.torch.utils.data.DataLoader(sampler=...)``): the epoch's permutation, seeded by
+    ``seed + epoch`` and so the same on every rank (NumPy's generator, not PyTorch's numbers),
+    padded by repeating its start to a multiple of ``num_replicas`` (``drop_last``: cut down to
+    one instead), then every ``num_replicas``-th index from ``rank``: the ranks' parts are
+    disjoint (but for the padding) and of equal length.  ``num_replicas`` and ``rank`` default
+    to the world's.  Call :meth:`set_epoch` before each epoch.
 
-        >>> s = DistributedSampler(10, rank=0, size=2, seed=0)
+        >>> s = DistributedSampler(10, num_replicas=2, rank=0, seed=0)
         >>> len(list(s)), len(s)
         (5, 5)
     """
 
-    def __init__(self, dataset, rank: int | None = None, size: int | None = None,
+    def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False):
         self.n = int(dataset) if isinstance(dataset, (int, np.integer)) else len(dataset)
+        self.num_replicas = init().size if num_replicas is None else int(num_replicas)
         self.rank = init().rank if rank is None else int(rank)
-        self.size = init().size if size is None else int(size)
-        if self.size < 1 or not 0 <= self.rank < self.size:
-            raise ValueError(f"DistributedSampler: rank must be in [0, size), got "
-                             f"rank={self.rank} size={self.size}")
+        if self.num_replicas < 1 or not 0 <= self.rank < self.num_replicas:
+            raise ValueError(f"DistributedSampler: rank must be in [0, num_replicas), got "
+                             f"rank={self.rank} num_replicas={self.num_replicas}")
         self.shuffle, self.seed, self.drop_last = shuffle, int(seed), drop_last
         self.epoch = 0
         if drop_last:
-            self.per_rank = self.n // self.size
+            self.num_samples = self.n // self.num_replicas
         else:
-            self.per_rank = -(-self.n // self.size)
+            self.num_samples = -(-self.n // self.num_replicas)
+        self.total_size = self.num_samples * self.num_replicas
 
     def set_epoch(self, epoch: int) -> None:
+        """The epoch whose permutation the next iteration gives (the same on every rank)."""
         self.epoch = int(epoch)
 
     def __len__(self) -> int:
-        return self.per_rank
+        return self.num_samples
 
     def __iter__(self):
         if self.shuffle:
             order = np.random.default_rng(self.seed + self.epoch).permutation(self.n)
         else:
             order = np.arange(self.n)
-        total = self.per_rank * self.size
-        if total > self.n:
-            order = np.concatenate([order, order[:total - self.n]] if self.n else [order])
-            order = np.resize(order, total) if len(order) < total else order
-        order = order[:total]
-        return iter(order[self.rank::self.size].tolist())
+        if self.total_size > self.n and self.n:
+            order = np.resize(order, self.total_size)   # (repeats the start, as PyTorch pads)
+        order = order[:self.total_size]
+        return iter(order[self.rank::self.num_replicas].tolist())

@@ -22,6 +22,8 @@ What it measures (every candidate interleaved round by round in one run):
   wait, divide) against raw ``mpi4py`` ``Allreduce`` in place on one buffer of the same size,
   and ``fastgraph.distributed.allreduce`` (the differentiable op, with its shape/dtype check).
   Target: the bucketed averaging within 1.1x raw ``mpi4py``.
+* the LeNet step of ``fastgraph.bench.cnn`` (eager) at a global batch of 256, 1 rank against N
+  ranks, for the efficiency model of docs/distributed.md.
 
 Under ``mpirun -n 1`` only the single-rank numbers are printed.
 """
@@ -74,6 +76,38 @@ def fastgraph_eager_step(X, y, params0, distributed: bool):
         opt.step()
         return float(loss.item())
     return step
+
+
+CNN_GLOBAL_BATCH = 256
+
+
+def cnn_eager_step(X, y, params0, distributed: bool):
+    """The LeNet step of ``fastgraph.bench.cnn`` (eager, ``fg.optim.SGD``)."""
+    import fastgraph as fg
+    import fastgraph.distributed as dist
+    import fastgraph.nn_ops as N
+    from fastgraph.bench import cnn
+    params = [fg.tensor(p.copy(), requires_grad=True) for p in params0]
+    opt = fg.optim.SGD(params, lr=cnn.LR)
+    if distributed:
+        opt = dist.DistributedOptimizer(opt)
+
+    def step():
+        opt.zero_grad()
+        loss = N.cross_entropy(cnn._fg_net(N, fg, params, X), y)
+        loss.backward()
+        opt.step()
+        return float(loss.item())
+    return step
+
+
+def _cnn_data():
+    from fastgraph.bench import cnn
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((CNN_GLOBAL_BATCH, 1, 28, 28)).astype(np.float32)
+    y = rng.integers(0, 10, CNN_GLOBAL_BATCH).astype(np.int64)
+    _, _, params = cnn.make_data(0)
+    return X, y, params
 
 
 def fastgraph_static_step(X, y, params0, distributed: bool):
@@ -253,6 +287,12 @@ def run(quick: bool = False, torch_peer: bool = True) -> dict[str, Any]:
             _together, fastgraph_eager_step(Xr, yr, params0, True), number)
         jobs[f"fastgraph static, {w.size} ranks"] = (
             _together, fastgraph_static_step(Xr, yr, params0, True), number)
+    CX, Cy, cparams = _cnn_data()
+    jobs[f"cnn eager (batch {CNN_GLOBAL_BATCH}), 1 rank"] = (
+        _alone, cnn_eager_step(CX, Cy, cparams, False), number)
+    if w.size > 1:
+        jobs[f"cnn eager (batch {CNN_GLOBAL_BATCH}), {w.size} ranks"] = (
+            _together, cnn_eager_step(dist.shard(CX), dist.shard(Cy), cparams, True), number)
     has_torch = False
     if torch_peer:
         try:
@@ -272,7 +312,8 @@ def run(quick: bool = False, torch_peer: bool = True) -> dict[str, Any]:
                            "global_batch": GLOBAL_BATCH, "machine_load": load, "mlp": mlp,
                            "efficiency": {}, "allreduce": {}, "allreduce_ratio": {}}
     if w.size > 1:
-        for who in ["fastgraph eager", "fastgraph static"] + (["torch"] if has_torch else []):
+        whos = ["fastgraph eager", "fastgraph static", f"cnn eager (batch {CNN_GLOBAL_BATCH})"]
+        for who in whos + (["torch"] if has_torch else []):
             many = f"{who}, {w.size} ranks" if who != "torch" else \
                 f"torch DDP (gloo), {w.size} ranks"
             out["efficiency"][who] = (mlp[f"{who}, 1 rank"]["median_s"]
@@ -297,7 +338,7 @@ def report(out: dict[str, Any], file=sys.stdout) -> None:
         print(f"  {name:<34} {s['median_s'] * 1e3:9.2f} ms/step  (min {s['min_s'] * 1e3:.2f}, "
               f"max {s['max_s'] * 1e3:.2f})", file=file)
     for who, e in out["efficiency"].items():
-        print(f"  scaling efficiency {who:<20} {e:.3f}  (target >= {TARGETS['efficiency']}"
+        print(f"  scaling efficiency {who:<26} {e:.3f}  (target >= {TARGETS['efficiency']}"
               f"{', and >= torch DDP' if who != 'torch' else ''})", file=file)
     for name, s in out["allreduce"].items():
         print(f"  {name:<44} {s['median_s'] * 1e3:9.3f} ms", file=file)
