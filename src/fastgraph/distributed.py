@@ -178,6 +178,55 @@ def broadcast_parameters(params, root: int = 0) -> None:
         p._bump_version()
 
 
+class _Sent:
+    """A bucket handed to the sending thread: ``Wait()`` returns once its allreduce is done
+    (and raises what it raised)."""
+    __slots__ = ("event", "error")
+
+    def __init__(self):
+        self.event, self.error = threading.Event(), None
+
+    def Wait(self):
+        self.event.wait()
+        if self.error is not None:
+            raise self.error
+
+
+class _Sender:
+    """The thread that runs the buckets' allreduces, blocking ones (MPI's tuned algorithms:
+    Open MPI's non-blocking ones are slower on large buffers, and progress only inside MPI
+    calls), one after the other in the order given, while the backward pass goes on in the
+    calling thread (MPI calls and NumPy's loops release the GIL)."""
+
+    def __init__(self, comm, MPI):
+        import queue
+        self.comm, self.MPI = comm, MPI
+        self.queue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run, name="fastgraph-allreduce",
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            buffer, sent = item
+            try:
+                self.comm.Allreduce(self.MPI.IN_PLACE, buffer, op=self.MPI.SUM)
+            except BaseException as e:      # (re-raised by Wait, in the training thread)
+                sent.error = e
+            sent.event.set()
+
+    def send(self, buffer) -> _Sent:
+        sent = _Sent()
+        self.queue.put((buffer, sent))
+        return sent
+
+    def stop(self):
+        self.queue.put(None)
+
+
 class _Bucket:
     __slots__ = ("dtype", "slots", "buffer", "filled", "request", "done")
 
@@ -192,10 +241,13 @@ class _Bucket:
 class _GradientAverager:
     """The gradients of ``params`` averaged over the ranks, bucket by bucket, during the
     backward pass: each parameter's grad-ready hook copies its gradient into its bucket's
-    buffer; a full bucket starts a non-blocking allreduce (buckets start in their fixed order
+    buffer; a full bucket starts its allreduce (buckets start in their fixed order
     on every rank, as MPI requires); the last hook of the pass waits for all of them and
     divides by the world size, and the parameters' gradients are read-only views of the
-    averaged buffers (the walk copies them into ``.grad``)."""
+    averaged buffers (the walk copies them into ``.grad``).  The allreduces run on a
+    duplicate of the world's communicator, so collectives the training thread makes meanwhile
+    cannot interleave with them; where MPI allows threads (``MPI_THREAD_MULTIPLE``, mpi4py's
+    default) a sending thread runs them (see :class:`_Sender`), else non-blocking ones do."""
 
     def __init__(self, params, bucket_bytes: int = BUCKET_BYTES,
                  find_unused_parameters: bool = False):
@@ -228,6 +280,14 @@ class _GradientAverager:
             self.slot_of[id(p)] = (b, offset, int(p._data.size))
         for b in self.buckets:
             b.buffer = np.zeros(sum(s[2] for s in b.slots), b.dtype)
+        self.comm, self.sender = None, None
+        if w.comm is not None and w.size > 1:
+            self.comm = w.comm.Dup()
+            if w.MPI.Query_thread() == w.MPI.THREAD_MULTIPLE:
+                self.sender = _Sender(self.comm, w.MPI)
+        # (each rank's share, 1/size, is taken as its gradient is copied in: one pass over
+        # the data fewer than dividing the sum, and the same sum on every rank all the same)
+        self.scale = 1.0 / w.size
         self.handles = [p.register_grad_ready_hook(self._ready) for p in self.params]
         self._reset()
 
@@ -250,7 +310,11 @@ class _GradientAverager:
         b, offset, n = self.slot_of[id(p)]
         self.seen[id(p)] = p._grad
         view = b.buffer[offset:offset + n]
-        np.copyto(view, np.asarray(g._data).reshape(-1), casting="same_kind")
+        src = np.asarray(g._data).reshape(-1)
+        if self.scale != 1.0:
+            np.multiply(src, self.scale, out=view, casting="same_kind")
+        else:
+            np.copyto(view, src, casting="same_kind")
         b.filled += 1
         self._start_ready_buckets()
         if len(self.seen) == len(self.params) and not self.find_unused:
@@ -265,19 +329,18 @@ class _GradientAverager:
             b = self.buckets[self.next_bucket]
             if b.filled < len(b.slots):
                 return
-            if w.comm is not None and w.size > 1:
-                b.request = w.comm.Iallreduce(w.MPI.IN_PLACE, b.buffer, op=w.MPI.SUM)
+            if self.sender is not None:
+                b.request = self.sender.send(b.buffer)
+            elif self.comm is not None:
+                b.request = self.comm.Iallreduce(w.MPI.IN_PLACE, b.buffer, op=w.MPI.SUM)
             self.next_bucket += 1
 
     def _finish(self):
-        """Wait for every bucket's allreduce and divide by the world size."""
-        n = self.world.size
+        """Wait for every bucket's allreduce (of the ranks' shares: the average)."""
         for b in self.buckets:
             if b.request is not None:
                 b.request.Wait()
                 b.request = None
-            if n > 1:
-                np.divide(b.buffer, n, out=b.buffer)
             b.done = True
         self.complete += 1
         self._reset()
@@ -322,6 +385,9 @@ class _GradientAverager:
     def remove(self):
         for h in self.handles:
             h.remove()
+        if self.sender is not None:
+            self.sender.stop()
+            self.sender = None
 
 
 class DistributedDataParallel:

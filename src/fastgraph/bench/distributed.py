@@ -12,14 +12,15 @@ What it measures (every candidate interleaved round by round in one run):
   10, ReLU, softmax cross-entropy, SGD) at a global batch of 1,024.  ``1 rank``: rank 0 alone
   steps on the whole batch while the other ranks sleep (they do not spin: the time is one
   process's on an otherwise idle allocation); ``N ranks``: every rank steps on its 1,024/N
-  rows with the gradients averaged by ``DistributedOptimizer`` (eager, bucketed non-blocking
-  allreduces started by the tape's grad-ready hooks) or, static, by the graph's allreduce nodes;
+  rows with the gradients averaged by ``DistributedOptimizer`` (eager, bucketed allreduces
+  started by the tape's grad-ready hooks) or, static, by the graph's allreduce nodes;
   a step's time is the slowest rank's.  Scaling efficiency = t(1 rank) / (N x t(N ranks)).
   PyTorch: ``torch.optim.SGD`` alone against ``DistributedDataParallel`` over gloo, same model,
   same weights.  Targets: efficiency >= 0.9 at 2 ranks, and >= PyTorch DDP's.
 * **allreduce**: averaging 1-64 MB of float32 gradients (8 parameters of equal size, fed to
-  the DDP averager in backward order: copies into 25 MB buckets, ``Iallreduce`` per bucket,
-  wait, divide) against raw ``mpi4py`` ``Allreduce`` in place on one buffer of the same size,
+  the DDP averager in backward order: scaled copies into 25 MB buckets, one allreduce per
+  bucket on the sending thread, wait) against raw ``mpi4py`` ``Allreduce`` in place on one
+  buffer of the same size,
   and ``fastgraph.distributed.allreduce`` (the differentiable op, with its shape/dtype check).
   Target: the bucketed averaging within 1.1x raw ``mpi4py``.
 * the LeNet step of ``fastgraph.bench.cnn`` (eager) at a global batch of 256, 1 rank against N
