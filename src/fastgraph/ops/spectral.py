@@ -39,11 +39,28 @@ def _norm(norm, op):
     return norm
 
 
+_CANON_CACHE: dict = {}
+
+
 def _canon(op, x, s, axes, kind, ndim_default):
     """``(s, axes)`` as tuples of ints for ``x``'s shape, as NumPy reads them: ``axes`` defaults
     to the last ``len(s)`` axes (all of them, or ``ndim_default``'s when ``s`` is None too),
     ``s`` to the input's sizes (``irfft``'s last to ``2 * (m - 1)``)."""
     shape = _shape_of(x)
+    try:
+        key = (op, shape, s, axes)
+        hit = _CANON_CACHE.get(key)
+    except TypeError:       # (an unhashable s or axes: a list)
+        key = hit = None
+    if hit is not None:
+        return hit
+    out = _canonical(op, shape, s, axes, kind, ndim_default)
+    if key is not None and len(_CANON_CACHE) < 4096:
+        _CANON_CACHE[key] = out
+    return out
+
+
+def _canonical(op, shape, s, axes, kind, ndim_default):
     ndim = len(shape)
     if axes is None:
         if s is not None:
