@@ -383,8 +383,10 @@ def _setup_numeric(monkeypatch, mods):
     monkeypatch.setattr(m, "GP_POINTS", 64)      # the same code on a small problem
     monkeypatch.setattr(m, "GP_PEERS", {k: (lib, m._gp_numpy)
                                         for k, (lib, _) in m.GP_PEERS.items()})
+    monkeypatch.setattr(m, "FFT_PEERS", {k: (lib, m._fft_numpy)
+                                         for k, (lib, _) in m.FFT_PEERS.items()})
     _patch_bench(monkeypatch, m, {"autograd": object(), "jax": object(), "torch": object()})
-    return Counter((a, b, t) for targets in (m.LOGISTIC_TARGETS, m.GP_TARGETS)
+    return Counter((a, b, t) for targets in (m.LOGISTIC_TARGETS, m.GP_TARGETS, m.FFT_TARGETS)
                    for (a, b), t in targets.items())
 
 
