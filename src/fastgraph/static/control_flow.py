@@ -51,21 +51,23 @@ class Body:
         self.weak = [n.weak for n in self.inputs]
         self._plans: dict = {}
 
-    def plan(self, shapes: tuple) -> Plan:
-        key = (len(self.outputs), shapes)
+    def plan(self, shapes: tuple, raw: bool = False) -> Plan:
+        """The plan for inputs of ``shapes``; ``raw``: its outputs uncopied (see
+        :class:`~fastgraph.static.executor.Plan`)."""
+        key = (len(self.outputs), shapes, raw)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = self._compile(shapes)
+            plan = self._plans[key] = self._compile(shapes, raw)
         return plan
 
-    def _compile(self, shapes) -> Plan:
+    def _compile(self, shapes, raw=False) -> Plan:
         ctx = Context()
         ir = compile_ir(lower(list(self.outputs), list(self.inputs), list(shapes)), ctx)
         for p in ir.order:
             if p.kind in ("var", "assign"):
                 raise ValueError(f"{self.name}: a control-flow body cannot create or assign "
                                  f"variables ({p.name!r}); read variables made outside it")
-        return Plan(ir, ctx, self.graph, native_scalars=False)
+        return Plan(ir, ctx, self.graph, native_scalars=False, raw_outputs=raw)
 
     def static_shapes(self) -> tuple:
         return tuple(None if n.shape is None else tuple(n.shape) for n in self.inputs)
@@ -138,8 +140,11 @@ def _run_scan(*args, body, n_carry, n_xs, reverse, length):
                                        f"{len(x)} (input {j})", None)
     shapes = tuple([np.shape(v) for v in args[:nc]] + [np.shape(x)[1:] for x in xs]
                    + [np.shape(v) for v in args[nc + nx:]])
-    run = body.plan(shapes).run
-    store, weak = body.store, body.weak
+    plan = body.plan(shapes, raw=True)
+    run, store, weak = plan.run, body.store, body.weak
+    # (each y is copied into its stack; a carry that may live in the plan's buffers is copied
+    # before the next iteration overwrites them)
+    copied = [k for k in range(nc) if plan.output_may_alias[k]]
     ys = [np.empty((n,) + _static(o.shape), o.dtype) for o in body.outputs[nc:]] if n == 0 \
         else None
     for step in range(n):
@@ -153,6 +158,8 @@ def _run_scan(*args, body, n_carry, n_xs, reverse, length):
         for k in range(len(ys)):
             ys[k][t] = out[nc + k]
         feeds[:nc] = out[:nc]
+        for k in copied:
+            feeds[k] = np.array(feeds[k])
     carry = feeds[:nc] if n else [np.array(v) for v in feeds[:nc]]
     return tuple(carry) + tuple(ys)
 

@@ -86,12 +86,18 @@ def _generic_out_numpy_copy(v):
     return _generic_out_numpy(_copy(v))
 
 
+def may_alias_storage(p) -> bool:
+    """Whether step ``p``'s value may be (a view of) an array the plan or its caller holds: a
+    feed, a variable, a constant, a planned buffer, or whatever a non-fresh step returns."""
+    return p.kind in _VIEW_KINDS or p.kind == "assign" or (
+        p.kind in ("op", "call", "proj") and not is_fresh_step(p)) or p.buf >= 0
+
+
 def _out_converter(p, native: bool = True):
     """How to hand ``p``'s value to the user: a ``Session`` gives 0-d float64/int64/bool
     results as Python numbers (``native``), ``fg.function`` as NumPy scalars, as NumPy, eager
     mode and ``jax.jit`` do (so a result fed back into the function keeps its dtype)."""
-    may_alias = p.kind in _VIEW_KINDS or p.kind == "assign" or (
-        p.kind in ("op", "call", "proj") and not is_fresh_step(p)) or p.buf >= 0
+    may_alias = may_alias_storage(p)
     if not native:
         if known(p.shape) and len(p.shape) == 0 and p.dtype is not None:
             return _numpy_scalar
@@ -140,8 +146,12 @@ class Plan:
     variable that another run is half-way through updating in place; any other plan holds a
     lock of its own (its runs share its buffers)."""
 
-    def __init__(self, ir, ctx, graph, native_scalars: bool = True, state_lock=None):
+    def __init__(self, ir, ctx, graph, native_scalars: bool = True, state_lock=None,
+                 raw_outputs: bool = False):
         self.native_scalars = native_scalars
+        # raw_outputs: the fetched values as the steps left them, no copy, no conversion (a
+        # loop body's plan, whose runner copies what it keeps: see ``output_may_alias``)
+        self.raw_outputs = raw_outputs
         self.ir = ir
         self.ctx = ctx
         order = live_order(ir)
@@ -170,6 +180,7 @@ class Plan:
                            default=-1)
         self.n_steps = sum(1 for p in order if p.kind not in ("const",))
         self.outputs = ir.outputs
+        self.output_may_alias = [o is not None and may_alias_storage(o) for o in ir.outputs]
         self.graph = graph
         self._uninit_names = {p.var_index: p.name for p in order if p.kind == "var"}
         # NumPy raises a floating-point error (under np.errstate(...="raise") or warnings
@@ -260,6 +271,9 @@ class Plan:
             if o is None or o.kind == "group" or (o.kind == "assign" and o.node.is_operation):
                 outs.append("None")
                 continue
+            if self.raw_outputs:
+                outs.append(names[id(o)])
+                continue
             ns[f"o{j}"] = _out_converter(o, self.native_scalars)
             outs.append(f"o{j}({names[id(o)]})")
         lines.append(f"    return [{', '.join(outs)}]")
@@ -310,7 +324,8 @@ class Plan:
             if o is None or o.kind == "group" or (o.kind == "assign" and o.node.is_operation):
                 outs.append((-1, None))
             else:
-                outs.append((slot[id(o)], _out_converter(o, self.native_scalars)))
+                outs.append((slot[id(o)], _ident if self.raw_outputs
+                             else _out_converter(o, self.native_scalars)))
         uninit = self._uninit
         lock = self._lock     # one run at a time (see the class docstring)
 
