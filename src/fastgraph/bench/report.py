@@ -49,13 +49,14 @@ PEER_NAMES = {
     "jax": "JAX jit", "jax_jit": "JAX jit", "tensorflow": "TensorFlow 1",
     "tensorflow_xla": "TF XLA", "igraph": "igraph", "rustworkx": "rustworkx",
     "graphlib": "graphlib", "networkx": "networkx", "memory floor": "memory floor",
-    "fastgraph_1thread": "itself on 1 thread",
+    "fastgraph_1thread": "itself on 1 thread", "tf1_scan": "TF1 `tf.scan`",
 }
 #: fastgraph's candidates: the benchmark's own name -> the mode it runs
 CANDIDATE_NAMES = {
     "fastgraph_static": "static `Session`", "fastgraph_function": "`fg.function`",
     "fastgraph_function_grads": "`fg.function`, gradients only",
     "numpy_gemms_only": "NumPy's 8 products alone",
+    "fastgraph_session": "static `Session`", "fastgraph_eager": "eager",
 }
 #: what plain ``fastgraph`` is in each workload
 DEFAULT_CANDIDATE = {

@@ -27,7 +27,7 @@ from .errors import InvalidArgumentError
 from .executor import Plan
 from .gradients import TUPLE_VJPS, OutputCotangent, gradients
 from .graph import SubGraph
-from .node import CONST, NODE_TYPES, PLACEHOLDER, TRACING_SUBGRAPHS, Node, as_node
+from .node import NODE_TYPES, PLACEHOLDER, TRACING_SUBGRAPHS, Node, as_node
 from .plan import Context, compile_ir, lower
 
 __all__ = ["Body", "SubGraph", "trace", "output", "make_scan", "make_while", "make_cond",

@@ -295,7 +295,10 @@ _DTYPE_CACHE: dict = {}
 _PROBE = {float: 1.0, int: 1, bool: True}
 
 
-def _dummy(node, shape_mode):
+def _dummy(node, shape_mode, view: bool = False):
+    """A stand-in value for ``node``; ``view``: a large one as a read-only broadcast of one
+    element, which costs nothing to make (indexing ``xs[t]`` of a large placeholder once per
+    step would otherwise fill an array of its whole shape each time)."""
     if node.weak:
         return _PROBE[type(node.value)]
     dt = node.dtype
@@ -306,9 +309,10 @@ def _dummy(node, shape_mode):
     if node.kind == "const" and node.shape == shape and (shape == () or
                                                          np.prod(shape) <= _SMALL):
         return node.value
-    if dt.kind == "f":
-        return np.ones(shape, dt)
-    return np.zeros(shape, dt)
+    one = np.ones((), dt) if dt.kind == "f" else np.zeros((), dt)
+    if view and shape and np.prod(shape) > _SMALL:
+        return np.broadcast_to(one, shape)
+    return np.full(shape, one)
 
 
 def _infer_dtype(op: OpDef, inputs, attrs, akey):
@@ -324,9 +328,12 @@ def _infer_dtype(op: OpDef, inputs, attrs, akey):
     with np.errstate(all="ignore"), warnings.catch_warnings(), \
             (random_state.scratch() if op.stateful else contextlib.nullcontext()):
         warnings.simplefilter("ignore")
-        for mode in ((None,) if elementwise else (1, 2)):
+        # (each shape mode with broadcast views first, then with real arrays: a forward may
+        # refuse a read-only or zero-stride input)
+        for mode, view in (((None, False),) if elementwise else
+                           ((1, True), (1, False), (2, True), (2, False))):
             try:
-                vals = [_dummy(n, mode) for n in inputs]
+                vals = [_dummy(n, mode, view) for n in inputs]
                 out = op.forward(*vals, **attrs) if attrs else op.forward(*vals)
                 dt = np.result_type(out)
                 break
