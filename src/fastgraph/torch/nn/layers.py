@@ -26,7 +26,11 @@ __all__ = [
     "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Dropout", "Dropout1d",
     "Dropout2d", "Dropout3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm",
-    "GroupNorm", "Embedding", "Flatten", "Unflatten", "update_ops",
+    "GroupNorm", "Embedding", "Flatten", "Unflatten", "update_ops", "InstanceNorm1d",
+    "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "ZeroPad1d", "ZeroPad2d",
+    "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
+    "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
 ]
 
 def _dtype(dtype) -> np.dtype:
@@ -612,6 +616,126 @@ class GroupNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class _InstanceNorm(Module):
+    _dim = 2
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = int(num_features), float(eps), momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        dt = _dtype(dtype)
+        if affine:
+            self.weight = Parameter(np.ones(num_features, dt))
+            self.bias = Parameter(np.zeros(num_features, dt))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", np.zeros(num_features, dt))
+            self.register_buffer("running_var", np.ones(num_features, dt))
+            self.register_buffer("num_batches_tracked", np.zeros((), np.int64))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+
+    def forward(self, input):  # noqa: A002
+        nd = len(input.shape)
+        if nd not in (self._dim + 1, self._dim + 2):
+            raise ValueError(f"{type(self).__name__}: expected {self._dim + 1}D (unbatched) or "
+                             f"{self._dim + 2}D (batched) input (got {nd}D input)")
+        unbatched = nd == self._dim + 1
+        x = _F.expand_dims(input, 0) if unbatched else input
+        use_input_stats = self.training or not self.track_running_stats
+        if use_input_stats and self.track_running_stats and _binding_graph() is not None:
+            raise NotImplementedError(f"{type(self).__name__}: running statistics are updated "
+                                      f"in eager code only (use track_running_stats=False in "
+                                      f"graphs and fg.function)")
+        y = N.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            use_input_stats, 0.1 if self.momentum is None else self.momentum,
+                            self.eps)
+        return _F.squeeze(y, 0) if unbatched else y
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Each sample's channels of ``(N, C, L)`` normalised over ``L`` (PyTorch's defaults: no
+    affine transform, no running statistics)."""
+    _dim = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Each sample's channels of ``(N, C, H, W)`` normalised over ``H, W``."""
+    _dim = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Each sample's channels of ``(N, C, D, H, W)`` normalised over ``D, H, W``."""
+    _dim = 3
+
+
+class LocalResponseNorm(Module):
+    """Normalisation across ``size`` neighbouring channels (AlexNet's)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):  # noqa: A002
+        return N.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class _PadNd(Module):
+    _n, _mode = 2, "constant"
+
+    def __init__(self, padding, value: float = 0.0) -> None:
+        super().__init__()
+        self.padding = (tuple(int(p) for p in padding) if isinstance(padding, (tuple, list))
+                        else (int(padding),) * (2 * self._n))
+        if len(self.padding) != 2 * self._n:
+            raise ValueError(f"{type(self).__name__}: padding must be an int or "
+                             f"{2 * self._n} ints, got {padding!r}")
+        self.value = value
+
+    def forward(self, input):  # noqa: A002
+        if self._mode == "constant":
+            return N.pad(input, self.padding, mode="constant", value=self.value)
+        return N.pad(input, self.padding, mode=self._mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" and
+                                    self.value else "")
+
+
+def _pad_module(name, n, mode, zero=False):
+    doc = (f"Pads the last {n} axes ({mode}"
+           f"{', with zeros' if zero else ''}): ``padding`` an int or (left, right, ...).")
+    attrs = {"_n": n, "_mode": mode, "__doc__": doc, "__module__": __name__}
+    if zero:
+        attrs["__init__"] = lambda self, padding: _PadNd.__init__(self, padding, 0.0)
+    elif mode == "constant":
+        attrs["__init__"] = lambda self, padding, value: _PadNd.__init__(self, padding, value)
+    else:
+        attrs["__init__"] = lambda self, padding: _PadNd.__init__(self, padding)
+    return type(name, (_PadNd,), attrs)
+
+
+for _n in (1, 2, 3):
+    globals()[f"ZeroPad{_n}d"] = _pad_module(f"ZeroPad{_n}d", _n, "constant", zero=True)
+    globals()[f"ConstantPad{_n}d"] = _pad_module(f"ConstantPad{_n}d", _n, "constant")
+    globals()[f"ReflectionPad{_n}d"] = _pad_module(f"ReflectionPad{_n}d", _n, "reflect")
+    globals()[f"ReplicationPad{_n}d"] = _pad_module(f"ReplicationPad{_n}d", _n, "replicate")
+    globals()[f"CircularPad{_n}d"] = _pad_module(f"CircularPad{_n}d", _n, "circular")
 
 
 class Embedding(Module):
