@@ -296,8 +296,10 @@ WORKLOADS = """\
 * **fused**: `tanh(a*b + c) * sigmoid(d) + 0.5*a*a` on 10^7 float64 values, forward, and forward
   with the gradients of `sum(y)` for all four inputs, against NumPy, numexpr, JAX, torch.compile
   and TensorFlow's XLA. Elementwise chains are memory-bound, so the yardstick is the **memory
-  floor**: the bytes the expression must move at the streaming bandwidth of `np.add(p, q,
-  out=r)`, timed in the same rounds.
+  floor**: the bytes the expression must move at the best streaming bandwidth that several
+  probes (NumPy's copy and add, a 4-read-1-write C pass on 1 and N threads) reach in the same
+  rounds. XLA and JAX are timed kernel to kernel (their own arrays in and out) and, in rows
+  marked `(numpy io)`, with the conversions from and to NumPy.
 * **fused VM**: the kernel VM on its own against NumPy, numexpr and JAX, and its thread scaling
   on a compute-bound kernel.
 * **call overhead**: one `Session.run` of a tiny plan (10 scalar ops) against JAX's jitted call
