@@ -5,7 +5,9 @@ domain), and ``peer(m)``: the same computation written with a NumPy-like module 
 ``peer(numpy)`` is the reference for values and ``peer(autograd.numpy)`` gives HIPS autograd's
 gradients, whose convention fastgraph follows (the gradient of a real ``f(x + iy)`` is
 ``df/dx - i df/dy``).  ``torch`` is PyTorch's equivalent or None: PyTorch's gradient of a real
-function is the conjugate of autograd's.  ``tests/test_complex_table.py`` runs the table:
+function is the conjugate of autograd's.  ``autograd``: HIPS autograd has
+VJPs for the peer (it has none for ``float_power``, ``positive`` and ``cumprod``).
+``tests/test_complex_table.py`` runs the table:
 values, gradients against central finite differences on the real and imaginary parts, against
 autograd and PyTorch, second derivatives, static graphs against eager, ``fg.function``.
 
@@ -42,6 +44,7 @@ class ComplexCase:
     torch: Optional[Callable] = None  # PyTorch's equivalent on torch tensors
     order2: bool = False             # also check second derivatives
     real_out: bool = False           # the result is real (abs, angle, real, imag)
+    autograd: bool = True            # HIPS autograd differentiates the peer
 
     def __repr__(self) -> str:
         return f"ComplexCase({self.name!r})"
@@ -155,6 +158,9 @@ case("power", fg.power, [((3, 4), "cpos"), ((3, 4), "cpos")], lambda m: m.power,
      torch=lambda x, y: _t().pow(x, y))
 case("power_scalar", lambda x: x ** 3, [((3, 4), "cplx")], lambda m: (lambda x: x ** 3),
      op="power", order2=True)
+case("float_power", fg.float_power, [((3, 4), "cpos"), ((3, 4), "cpos")],
+     lambda m: m.float_power, autograd=False)
+case("positive", fg.positive, [((3, 4), "cplx")], lambda m: m.positive, autograd=False)
 case("where", lambda x, y: fg.where(np.arange(12).reshape(3, 4) % 2 == 0, x, y),
      [((3, 4), "cplx"), ((3, 4), "cplx")],
      lambda m: (lambda x, y: m.where(np.arange(12).reshape(3, 4) % 2 == 0, x, y)))
@@ -171,6 +177,8 @@ case("var", lambda x: fg.var(x, axis=0), [((4, 3), "cplx")],
      real_out=True, order2=True)
 case("std", lambda x: fg.std(x, ddof=1), [((5,), "cplx")], lambda m: (lambda x: m.std(x, ddof=1)),
      torch=lambda x: _t().std(x), real_out=True)
+case("cumprod", lambda x: fg.cumprod(x, axis=1), [((3, 4), "cpos")],
+     lambda m: (lambda x: m.cumprod(x, axis=1)), torch=lambda x: _t().cumprod(x, 1), autograd=False)
 case("cumsum", lambda x: fg.cumsum(x, axis=1), [((3, 4), "cplx")],
      lambda m: (lambda x: m.cumsum(x, axis=1)), torch=lambda x: _t().cumsum(x, 1))
 

@@ -15,8 +15,7 @@ import fastgraph as fg
 from complex_table import CASES, make_inputs
 
 PARAMS = [pytest.param(c, id=c.name) for c in CASES]
-#: autograd has no VJP for real_if_close
-AUTOGRAD = [pytest.param(c, id=c.name) for c in CASES if c.op != "real_if_close"]
+AUTOGRAD = [pytest.param(c, id=c.name) for c in CASES if c.autograd]
 ORDER2 = [pytest.param(c, id=c.name) for c in CASES if c.order2]
 TORCH = [pytest.param(c, id=c.name) for c in CASES if c.torch is not None]
 STATIC = [pytest.param(c, id=c.name) for c in CASES if c.op != "real_if_close"]

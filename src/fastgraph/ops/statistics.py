@@ -76,7 +76,7 @@ def cumprod(a, axis=None, dtype=None):
 
 cumprod = defop("cumprod", lambda x, axis: np.cumprod(x, axis=axis), _cumprod_vjp,
                 shape=lambda shapes, **_: tuple(shapes[0]), function=cumprod, exports=TOP,
-                methods=True)
+                methods=True, complex_vjps=True)
 
 
 def _cumulative(name, scan, initial):

@@ -70,7 +70,7 @@ def _float_power_vjp_x(g, ans, x, y):
 
 float_power = defop("float_power", np.float_power, _float_power_vjp_x,
                     lambda g, ans, x, y: g * ans * F.elementwise._sign_safe_log(x),
-                    elementwise=True, exports=TOP)
+                    elementwise=True, complex_vjps=True, exports=TOP)
 # x1 - trunc(x1 / x2) * x2 (the sign of x1, C's fmod): 1 wrt x1, -trunc(x1 / x2) wrt x2 (as
 # PyTorch's fmod), on either side of a jump alike
 fmod = defop("fmod", np.fmod, lambda g, ans, x, y: g,
@@ -81,7 +81,8 @@ heaviside = defop("heaviside", np.heaviside, ZERO, lambda g, ans, x, h: g * F.eq
 # x1 * 2**x2 for integer x2 (no gradient: an integer)
 ldexp = defop("ldexp", np.ldexp, lambda g, ans, x, e: F.ldexp(g, e), None, elementwise=True,
               exports=TOP)
-positive = defop("positive", np.positive, lambda g, ans, x: g, elementwise=True, exports=TOP)
+positive = defop("positive", np.positive, lambda g, ans, x: g, elementwise=True,
+                 complex_vjps=True, exports=TOP)
 # the distance to the next float: piecewise constant
 spacing = defop("spacing", np.spacing, ZERO, elementwise=True, exports=TOP)
 # the float after x1 towards x2: x1 moved by one ulp, so 1 wrt x1 and nothing wrt x2
