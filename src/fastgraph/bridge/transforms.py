@@ -232,8 +232,8 @@ def _tangent_leaves(transform: str, primals, tangents, names) -> list:
                 pair(pv, tv, f"{path}[{k}]")
             return
         dtype = _tangent_dtype(p)
-        pshape = tuple(p.shape) if isinstance(p, Tensor) or type(p) in NODE_TYPES else \
-            np.shape(p)
+        pshape = p.shape if isinstance(p, Tensor) or type(p) in NODE_TYPES else np.shape(p)
+        pshape = None if pshape is None else tuple(pshape)     # (a Node of unknown rank)
         if isinstance(t, (list, tuple, dict)) or t is None:
             raise TypeError(f"{transform}: the tangent {path} must be an array of shape "
                             f"{pshape}, like its primal, got {type(t).__name__}")
@@ -242,10 +242,10 @@ def _tangent_leaves(transform: str, primals, tangents, names) -> list:
         if not (isinstance(t, Tensor) or type(t) in NODE_TYPES):
             t = np.asarray(t)
         tshape = tuple(t.shape) if t.shape is not None else None
-        known = tshape is not None and None not in tshape and None not in pshape
-        if known and tshape != tuple(pshape):
+        known = tshape is not None and pshape is not None and None not in tshape + pshape
+        if known and tshape != pshape:
             raise ValueError(f"{transform}: the tangent {path} has shape {tshape} but its "
-                             f"primal has shape {tuple(pshape)}; each tangent must have its "
+                             f"primal has shape {pshape}; each tangent must have its "
                              f"primal's shape")
         if t.dtype != dtype:
             raise TypeError(f"{transform}: the tangent {path} has dtype {t.dtype} but its "
