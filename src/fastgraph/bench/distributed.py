@@ -327,7 +327,24 @@ def run(quick: bool = False, torch_peer: bool = True) -> dict[str, Any]:
                 / res[f"mpi4py {mb} MB"]["median_s"],
                 "op/mpi4py": res[f"fastgraph.distributed.allreduce {mb} MB"]["median_s"]
                 / res[f"mpi4py {mb} MB"]["median_s"]}
+    out["summary"] = summary_rows(out)
+    if w.rank == 0:
+        from fastgraph.cli.bench import machine_facts
+        out["machine"] = machine_facts()
     return out
+
+
+def summary_rows(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """The report's rows: each scaling efficiency (against the ideal, 1.0) and each allreduce
+    time ratio against raw mpi4py, with its target."""
+    rows = [{"workload": "distributed", "case": f"scaling efficiency, {out['ranks']} ranks",
+             "fastgraph": who, "peer": "ideal", "ratio": eff, "target": TARGETS["efficiency"],
+             "higher_is_better": True}
+            for who, eff in out["efficiency"].items()]
+    rows += [{"workload": "distributed", "case": f"allreduce {mb}", "fastgraph": "bucketed",
+              "peer": "mpi4py", "ratio": r["bucketed/mpi4py"], "target": TARGETS["allreduce"]}
+             for mb, r in out["allreduce_ratio"].items()]
+    return rows
 
 
 def report(out: dict[str, Any], file=sys.stdout) -> None:
