@@ -48,6 +48,8 @@ CASES = [
     ("split-ary", lambda x: np.split(ary=x, indices_or_sections=3, axis=1),
      lambda x: np.split(x, 3, 1)),
     ("ravel-a", lambda x: np.ravel(a=x), lambda x: np.ravel(x)),
+    ("real-val", lambda x: np.real(val=x), lambda x: np.real(x)),
+    ("imag-val", lambda x: np.imag(val=x * 1j), lambda x: np.imag(x * 1j)),
     ("clip-min-max", lambda x: np.clip(x, min=0.6, max=1.3), lambda x: np.clip(x, 0.6, 1.3)),
     ("clip-a-min-max", lambda x: np.clip(a=x, min=0.6, max=1.3),
      lambda x: np.clip(x, 0.6, 1.3)),

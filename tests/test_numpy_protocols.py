@@ -213,7 +213,8 @@ LOST_GRADIENT = [
     ("np.polyfit", lambda t: np.polyfit(np.arange(3.0), t, 1)),
     ("np.sum", lambda t: np.sum(t, dtype=np.float32)),
     ("np.sum", lambda t: np.sum(t, dtype=t.dtype)),
-    ("np.linalg.eigvals", lambda t: np.linalg.eigvals(np.outer(t.detach(), t.detach()) + t)),
+    ("np.linalg.tensorinv", lambda t: np.linalg.tensorinv(np.outer(t.detach(), t.detach())
+                                                          + np.diag(t), ind=1)),
     ("np.exp", lambda t: np.exp(t, out=np.empty(3))),          # out=: before writing
     ("np.multiply", lambda t: np.multiply(2.0, t, out=np.empty(3))),
 ]
@@ -332,7 +333,9 @@ def test_other_names_pass_through_to_numpy():
     assert fnp.float32 is np.float32 and fnp.float64 is np.float64 and fnp.newaxis is None
     np.testing.assert_array_equal(fnp.linspace(0, 1, 5), np.linspace(0, 1, 5))
     assert fnp.random is np.random
-    assert fnp.linalg.eig is np.linalg.eig  # (eigh is differentiable: fg.linalg.eigh)
+    # (what fastgraph does not differentiate is NumPy's own: tensorinv; eig is fg.linalg.eig)
+    assert fnp.linalg.tensorinv is np.linalg.tensorinv
+    assert fnp.linalg.LinAlgError is np.linalg.LinAlgError
     assert fnp.zeros is np.zeros and fnp.ones_like is np.ones_like  # (array: differentiable)
     with pytest.raises(AttributeError):
         fnp.definitely_not_a_numpy_name  # noqa: B018
@@ -340,7 +343,7 @@ def test_other_names_pass_through_to_numpy():
 
 
 #: NumPy's submodules with a differentiable twin in the drop-in namespace
-_TWIN_MODULES = {"linalg": "fastgraph.linalg"}
+_TWIN_MODULES = {"linalg": "fastgraph.linalg", "fft": "fastgraph.fft"}
 
 
 def _public_numpy_names():
@@ -390,7 +393,7 @@ def test_top_level_numpy_names_are_functions_or_numpys():
         if ours is None or ours is getattr(np, name):
             continue
         if isinstance(ours, types.ModuleType):
-            assert name in ("linalg", "random") and ours.__name__ == f"fastgraph.{name}"
+            assert name in ("linalg", "random", "fft") and ours.__name__ == f"fastgraph.{name}"
         else:
             assert callable(ours), name
 
