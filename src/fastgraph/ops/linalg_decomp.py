@@ -345,12 +345,18 @@ def _eig_shape(shapes):
     return s[:-2] + (None if n is None else n + 1, n)
 
 
+#: whether the installed NumPy's ``eig`` gives real results for a real matrix whose eigenvalues
+#: are all real (NumPy up to 2.4 does; from 2.5 its results are always complex)
+NUMPY_EIG_REAL_WHEN_REAL = np.linalg.eigvals(np.eye(1)).dtype.kind == "f"
+
+
 def _numpy_dtype_parts(packed, a):
-    """The eigenvalues and eigenvectors of the packed value, in NumPy's dtype: real when the
-    input is real and every eigenvalue is (eager values only: a graph's dtype is fixed when it
-    is built, so graphs keep them complex)."""
+    """The eigenvalues and eigenvectors of the packed value, in the installed NumPy's dtype:
+    real when the input is real, every eigenvalue is, and that NumPy makes them real (eager
+    values only: a graph's dtype is fixed when it is built, so graphs keep them complex)."""
     w, v = packed[..., 0, :], packed[..., 1:, :]
-    if is_tensor(packed) and np.dtype(a.dtype).kind != "c" and not np.any(w.data.imag):
+    if NUMPY_EIG_REAL_WHEN_REAL and is_tensor(packed) and np.dtype(a.dtype).kind != "c" \
+            and not np.any(w.data.imag):
         return F.real(w), F.real(v)
     return w, v
 
@@ -358,7 +364,8 @@ def _numpy_dtype_parts(packed, a):
 def eig(a):
     """Eigenvalues and unit-norm eigenvectors of a (batch of) square matrices, NumPy's
     ``np.linalg.eig``: ``EigResult(eigenvalues, eigenvectors)``, complex (for a real matrix
-    with real eigenvalues real, as NumPy's; always complex in graphs).  Differentiable in HIPS
+    with real eigenvalues real where the installed NumPy makes them so, up to NumPy 2.4;
+    always complex in graphs).  Differentiable in HIPS
     autograd's convention for complex values: the eigenvectors' phases are LAPACK's choice, so
     only functions that do not depend on them (of the eigenvalues, of ``|v|``, of projectors)
     have a gradient that means something.  Equal eigenvalues (to ``n * eps * max|w|``) add
@@ -380,9 +387,10 @@ eig = defop("eig", _eig_forward, _eig_vjp, shape=_eig_shape, function=eig, blas=
 
 def eigvals(a):
     """The eigenvalues of a (batch of) square matrices, NumPy's ``np.linalg.eigvals`` (complex
-    unless NumPy's are real; always complex in graphs), differentiable as :func:`eig`'s.
+    unless the installed NumPy's are real; always complex in graphs), differentiable as
+    :func:`eig`'s.
 
-        >>> fg.linalg.eigvals(fg.tensor([[0.0, 1.0], [-2.0, -3.0]]))
+        >>> fg.linalg.eigvals(fg.tensor([[0.0, 1.0], [-2.0, -3.0]])).real
         tensor([-1., -2.])
     """
     if _plain(a):
