@@ -54,7 +54,8 @@ from typing import Any, Callable
 import numpy as np
 
 from fastgraph.bench.timing import (
-    SETTLE_S, compare, peers, print_results, script_main, target_note)
+    SETTLE_S, compare, module_eager_step, module_function_step, peers, print_results, repeated,
+    script_main, target_note)
 
 SIZES = (784, 256, 256, 10)
 BATCH = 128
@@ -281,44 +282,12 @@ def mlp_module(params0):
 
 def fastgraph_nn_eager_step_fn(X, y, params0):
     import fastgraph as fg
-
-    model = mlp_module(params0)
-    opt = fg.optim.SGD(list(model.parameters()), lr=LR)
-
-    def step() -> float:
-        opt.zero_grad()
-        loss = fg.cross_entropy(model(X), y)
-        loss.backward()
-        opt.step()
-        return float(loss.item())
-
-    return step
+    return module_eager_step(mlp_module(params0), X, y, fg.cross_entropy, LR)
 
 
 def fastgraph_nn_function_step_fn(X, y, params0):
     import fastgraph as fg
-
-    model = mlp_module(params0)
-
-    @fg.function
-    def train_step(x, labels):
-        loss = fg.cross_entropy(model(x), labels)
-        params = list(model.parameters())     # the trace's variables
-        for p, g in zip(params, fg.gradients(loss, params)):
-            fg.assign(p, p - LR * g)
-        return loss
-
-    def step() -> float:
-        return float(train_step(X, y))
-
-    return step
-
-
-def _steps(step: Callable[[], float], n: int) -> Callable[[], None]:
-    def many():
-        for _ in range(n):
-            step()
-    return many
+    return module_function_step(mlp_module(params0), X, y, fg.cross_entropy, LR)
 
 
 def candidates(X, y, params0) -> tuple[dict[str, Callable[[], float]], dict[str, str]]:
@@ -384,7 +353,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
             raise AssertionError(f"bench_mlp: {k} first loss {v} != numpy's {ref}")
     n = 5 if quick else STEPS
     res = compare(f"MLP step {'-'.join(map(str, SIZES))} batch {BATCH} float32",
-                  {k: _steps(s, n) for k, s in steps.items()}, rounds=3 if quick else 21,
+                  {k: repeated(s, n) for k, s in steps.items()}, rounds=3 if quick else 21,
                   warmup=1, number=1, settle=SETTLE_S,
                   meta={"steps_per_round": n, "threads": nthreads, "settle_s": SETTLE_S})
     for st in res.stats.values():  # report per training step

@@ -455,3 +455,45 @@ def script_main(run: Callable[..., dict], doc: str | None, quick_help: str = "sm
     if args.json:
         save_json(out, args.json)
     return 0
+
+
+# ---- training steps shared by the model workloads (mlp, cnn) ---------------------------------
+def repeated(step: Callable[[], Any], n: int) -> Callable[[], None]:
+    """``step`` called ``n`` times: one timed sample of a training-step candidate."""
+    def many():
+        for _ in range(n):
+            step()
+    return many
+
+
+def module_eager_step(model, X, y, loss_fn: Callable, lr: float) -> Callable[[], float]:
+    """One eager SGD step of a ``fastgraph.torch.nn`` module: ``zero_grad``, forward,
+    ``backward``, ``fg.optim.SGD.step``; returns the loss."""
+    import fastgraph as fg
+
+    opt = fg.optim.SGD(list(model.parameters()), lr=lr)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = loss_fn(model(X), y)
+        loss.backward()
+        opt.step()
+        return float(loss.item())
+
+    return step
+
+
+def module_function_step(model, X, y, loss_fn: Callable, lr: float) -> Callable[[], float]:
+    """The same SGD step compiled by ``@fg.function``: the module's parameters are the trace's
+    variables, updated in place by ``fg.assign``; returns the loss."""
+    import fastgraph as fg
+
+    @fg.function
+    def train_step(x, labels):
+        loss = loss_fn(model(x), labels)
+        params = list(model.parameters())     # the trace's variables
+        for p, g in zip(params, fg.gradients(loss, params)):
+            fg.assign(p, p - lr * g)
+        return loss
+
+    return lambda: float(train_step(X, y))
