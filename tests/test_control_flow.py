@@ -395,3 +395,178 @@ def test_tf1_control_flow_forms():
     for value, (_, want) in zip(got, programs):
         np.testing.assert_allclose(value, want, rtol=1e-6)
         assert np.asarray(value).dtype in (np.float32, np.int32)
+
+
+# ---- maximum_iterations as a value: Python int, NumPy 0-d, eager Tensor, graph node ------------
+def _doubling(limit, x):
+    return fg.while_loop(lambda i, y: fg.sum(y) < 1e9, lambda i, y: (i + 1, y * x),
+                         (0, x), maximum_iterations=limit)
+
+
+LIMITS = [("int", lambda n: n), ("numpy int64", np.int64), ("0-d array", np.array),
+          ("0-d int32 array", lambda n: np.array(n, np.int32)),
+          ("eager Tensor", lambda n: fg.tensor(np.array(n)))]
+
+
+@pytest.mark.parametrize("kind, make", LIMITS, ids=[k for k, _ in LIMITS])
+@pytest.mark.parametrize("n", [0, 3])
+def test_maximum_iterations_as_a_value(kind, make, n):
+    want = (n, 2.0 ** (n + 1), (n + 1) * 2.0 ** n)      # trips, x ** (n + 1), its derivative
+    i, y = _doubling(make(n), 2.0)                                       # eager
+    assert (int(i), float(y)) == want[:2]
+    traced = fg.function(lambda x: _doubling(make(n), x))(2.0)
+    assert (int(traced[0]), float(traced[1])) == want[:2]
+    assert float(fg.function(fg.grad(lambda x: _doubling(make(n), x)[1]))(2.0)) == want[2]
+
+
+def test_maximum_iterations_as_a_graph_value():
+    g = fg.Graph()
+    with g.as_default():
+        n = fg.placeholder(fg.int32, ())
+        x = fg.placeholder(fg.float64, ())
+        i, y = _doubling(n, x)
+        (gx,) = fg.gradients(y, x)
+        with fg.Session() as sess:
+            for limit in (0, 1, 4):     # one graph, the trip count fed
+                got = sess.run([i, y, gx], {n: limit, x: 2.0})
+                assert got == [limit, 2.0 ** (limit + 1), (limit + 1) * 2.0 ** limit]
+            with pytest.raises(fg.errors.InvalidArgumentError, match="non-negative, got -1"):
+                sess.run(y, {n: -1, x: 2.0})
+    # fg.function: a 0-d integer array argument is a graph value, one trace for every limit
+    f = fg.function(lambda x, n: _doubling(n, x)[1])
+    assert [float(f(2.0, np.array(k))) for k in (0, 2, 5)] == [2.0, 8.0, 64.0]
+    assert f.trace_count == 1
+    # TensorFlow 1's form takes a tensor
+    import fastgraph.compat.v1 as tf
+    g = tf.Graph()
+    with g.as_default():
+        n = tf.placeholder(tf.int32, ())
+        out = tf.while_loop(lambda v: v < 1e9, lambda v: v * 3.0, [tf.constant(1.0)],
+                            maximum_iterations=n)
+        with tf.Session() as sess:
+            assert sess.run(out, {n: 4}) == 81.0
+
+
+@pytest.mark.parametrize("bad, words", [
+    (1.5, ["maximum_iterations", "non-negative int", "1.5"]),
+    (-2, ["maximum_iterations", "value -2"]),
+    (np.array([3]), ["maximum_iterations", "shape (1,)"]),
+    (np.array(2.0), ["maximum_iterations", "float64"]),
+    (True, ["maximum_iterations", "True"]),
+])
+def test_maximum_iterations_refused(bad, words):
+    with pytest.raises(TypeError) as e:
+        _doubling(bad, 2.0)
+    for w in words:
+        assert w in str(e.value), str(e.value)
+    g = fg.Graph()
+    with g.as_default(), pytest.raises(TypeError, match="0-d integer, got a node of shape"):
+        _doubling(fg.placeholder(fg.float32, ()), 2.0)
+
+
+# ---- scan of length 0 on eager values: the init carry and empty ys, as JAX ---------------------
+def test_scan_of_length_zero_eager_returns_init_and_empty_ys():
+    jax = pytest.importorskip("jax")
+    W = np.ones((3, 2), np.float32)
+    h0 = np.zeros(2, np.float32)
+    xs = np.zeros((0, 3), np.float32)
+
+    def step(h, x):
+        return np.tanh(x @ W + h) if isinstance(h, np.ndarray) else fg.tanh(x @ W + h), \
+            {"h": h * 2, "total": fg.sum(h)}
+
+    for reverse in (False, True):
+        c, ys = fg.scan(step, h0, xs, reverse=reverse)
+        jc, jys = jax.lax.scan(lambda h, x: (jax.numpy.tanh(x @ W + h),
+                                             {"h": h * 2, "total": h.sum()}), h0, xs)
+        assert c is h0
+        for k in ("h", "total"):
+            assert ys[k].shape == jys[k].shape and ys[k].dtype == jys[k].dtype
+    c, ys = fg.scan(lambda c, _: (c + 1.0, (c, None)), 0.0, length=0)
+    assert c == 0.0 and ys[0].shape == (0,) and ys[1] is None
+    # a body reading an eager Tensor: it runs once, unrecorded, to learn the ys' shapes
+    Wt = fg.tensor(W, requires_grad=True)
+    h = fg.tensor(h0, requires_grad=True)
+    c, ys = fg.scan(lambda h, x: (fg.tanh(x @ Wt + h), h[:1] * 2.0), h, xs)
+    assert c is h and ys.shape == (0, 1) and ys.dtype == np.float32
+    assert Wt.grad is None
+    fg.sum(c * 3.0).backward()                  # the carry keeps its gradient
+    np.testing.assert_allclose(h.grad.data, [3.0, 3.0])
+
+
+def test_scan_of_length_zero_eager_unknown_shape_is_an_error():
+    with pytest.raises(ValueError, match="length 0 on eager values.*y output 0"):
+        fg.scan(lambda c, x: (c, fg.argwhere(x)), 0.0, np.zeros((0, 4)))
+
+
+# ---- saving and restoring a graph with control flow (fg.train.Saver) ------------------------
+def _cf_model(tf):
+    Wh = tf.Variable(W * 0.5, name="Wh")
+    scale = tf.Variable(1.5, name="scale")
+    X = tf.placeholder(tf.float64, (None, 3))
+    h, _ = fg.scan(lambda h, x: (fg.tanh(h @ Wh + x), None), np.zeros(3), X)
+    (v,) = fg.while_loop(lambda v: fg.sum(v * v) < 30.0, lambda v: [v * scale + 0.1], [h])
+    out = fg.cond(fg.sum(v) > 0, lambda: fg.sum(v ** 2), lambda: fg.sum(fg.sin(v)))
+    train = tf.train.GradientDescentOptimizer(0.05).minimize(out)
+    return X, out, train
+
+
+def test_graph_with_control_flow_saved_and_restored(tmp_path):
+    import fastgraph.compat.v1 as tf
+    prefix = str(tmp_path / "model")
+    g = tf.Graph()
+    with g.as_default():
+        X, out, train = _cf_model(tf)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):          # variables the loops read are trained
+                sess.run(train, {X: XS})
+            want = sess.run(out, {X: XS})
+            tf.train.Saver().save(sess, prefix)
+            sess.run(train, {X: XS})    # moves on past the checkpoint
+            assert sess.run(out, {X: XS}) != want
+            tf.train.Saver().restore(sess, prefix)
+            assert sess.run(out, {X: XS}) == want
+    g2 = tf.Graph()                     # the graph built again, as a TF1 program restores
+    with g2.as_default():
+        X, out, train = _cf_model(tf)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(out, {X: XS}) != want
+            tf.train.Saver().restore(sess, prefix)
+            assert sess.run(out, {X: XS}) == want
+            before = sess.run(out, {X: XS})
+            sess.run(train, {X: XS})    # and trains on from there, through the loops
+            assert sess.run(out, {X: XS}) < before
+
+
+# ---- fg.function's retracing rules for a body closing over Python values --------------------
+def test_function_retracing_for_a_scan_body_closing_over_python_values():
+    setting = {"scale": 2.0}
+
+    def run(x, shift=0.0):
+        c, _ = fg.scan(lambda c, t: (c * setting["scale"] + t + shift, None), x, XS[:, 0])
+        return c
+
+    def want(x, scale, shift=0.0):
+        for t in XS[:, 0]:
+            x = x * scale + t + shift
+        return x
+
+    f = fg.function(run)
+    assert np.isclose(f(1.0), want(1.0, 2.0))
+    setting["scale"] = 3.0          # a closure is read when traced: the plan keeps 2.0
+    assert np.isclose(f(1.0), want(1.0, 2.0)) and f.trace_count == 1
+    assert np.isclose(f(5.0), want(5.0, 2.0)) and f.trace_count == 1   # weak float: no retrace
+    f.clear_cache()                 # a new trace reads the closure again
+    assert np.isclose(f(1.0), want(1.0, 3.0)) and f.trace_count == 2
+    assert np.isclose(f(np.float64(1.0)), want(1.0, 3.0))   # a NumPy scalar: a new signature
+    assert f.trace_count == 3
+    # a keyword argument is static: one trace per value, each right
+    assert np.isclose(f(1.0, shift=0.5), want(1.0, 3.0, 0.5)) and f.trace_count == 4
+    assert np.isclose(f(1.0, shift=0.25), want(1.0, 3.0, 0.25)) and f.trace_count == 5
+    assert np.isclose(f(1.0, shift=0.5), want(1.0, 3.0, 0.5)) and f.trace_count == 5
+    # passed positionally it is a weak graph value the body captures: no retrace
+    g = fg.function(lambda x, shift: run(x, shift))
+    assert [np.isclose(g(1.0, s), want(1.0, 3.0, s)) for s in (0.5, 0.25)] == [True, True]
+    assert g.trace_count == 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as F
+from .._core.dispatch import is_tensor
 from .._core.tree import flatten, map_structure
 from ..static import control_flow as cf
 from ..static.graph import SubGraph, get_default_graph
@@ -117,8 +118,8 @@ def _scan(f, init, xs, length, reverse, weak_xs=False):
     if reverse:
         ys.reverse()
     if not ys:
-        raise ValueError("scan: nothing to scan (length 0) on eager values: the results' "
-                         "shapes are unknown without a trace")
+        return init, _empty_ys(f, init, c_leaves, rebuild_c, xs, x_leaves, rebuild_x, length,
+                               reverse, weak_xs)
     y_leaves: list = []
     rebuild_y = flatten(ys[0], y_leaves)
     cols = [[] for _ in y_leaves]
@@ -128,6 +129,45 @@ def _scan(f, init, xs, length, reverse, weak_xs=False):
         for col, v in zip(cols, leaves):
             col.append(v)
     return carry, rebuild_y([F.stack(col) for col in cols])
+
+
+def _empty_ys(f, init, c_leaves, rebuild_c, xs, x_leaves, rebuild_x, length, reverse,
+              weak_xs):
+    """The ``ys`` of a scan of length 0 on eager values, as JAX gives them: empty arrays of the
+    shapes and dtypes ``f`` would stack, found by tracing ``f`` into a throw-away graph (it
+    does not run on values).  An ``f`` that reads eager Tensors cannot be traced: it runs once,
+    without recording, on the initial carry and a zero slice."""
+    from .._core.errors import MixedKindsError
+    from ..eager.grad_mode import no_grad
+    from ..static.graph import Graph
+
+    def values(leaves):     # (only their shapes and dtypes matter here)
+        return [v.data if is_tensor(v) else v for v in leaves]
+
+    try:
+        with Graph().as_default():
+            _, ys = _graph_scan(f, init, values(c_leaves), rebuild_c, xs, values(x_leaves),
+                                rebuild_x, length, reverse, weak_xs)
+    except MixedKindsError:
+        x0 = None if xs is None else rebuild_x(
+            [0 if weak_xs else np.zeros(np.shape(v)[1:], v.dtype) for v in values(x_leaves)])
+        with no_grad():
+            _, ys = _pair(f(init, x0))
+        leaves: list = []
+        rebuild = flatten(ys, leaves)
+        return rebuild([np.empty((0,) + np.shape(v), np.asarray(v.data if is_tensor(v) else v)
+                                 .dtype) for v in leaves])
+    leaves: list = []
+    rebuild = flatten(ys, leaves)
+    out = []
+    for k, y in enumerate(leaves):
+        if y.shape is None or None in y.shape:
+            raise ValueError(f"scan: length 0 on eager values, and the shape of y output {k} "
+                             f"({cf.fmt_shape(y.shape)}) is not known without running f: "
+                             f"the empty ys need f's results to have shapes that do not "
+                             f"depend on values")
+        out.append(np.empty(tuple(y.shape), y.dtype))
+    return rebuild(out)
 
 
 def _scan_length(x_leaves, length):
@@ -201,8 +241,9 @@ def _graph_scan(f, init, c_leaves, rebuild_c, xs, x_leaves, rebuild_x, length, r
 def while_loop(cond_fun, body_fun, loop_vars, maximum_iterations=None):
     """TensorFlow 1's ``tf.while_loop``: while ``cond_fun(*loop_vars)``, ``loop_vars =
     body_fun(*loop_vars)``; returns the final ``loop_vars`` in their structure (a list or tuple
-    of values, each possibly nested).  At most ``maximum_iterations`` iterations (a Python int)
-    run when given.
+    of values, each possibly nested).  At most ``maximum_iterations`` iterations run when given:
+    a Python int, a 0-d integer array or Tensor, or a graph value (a 0-d integer node, read
+    when the loop runs, as TensorFlow 1 takes a tensor).
 
     On graph values one ``while_loop`` node, differentiable (reverse mode, to any order): the
     loop saves what each iteration's backward needs and its gradient is a reverse scan over
@@ -216,10 +257,7 @@ def while_loop(cond_fun, body_fun, loop_vars, maximum_iterations=None):
     if not isinstance(loop_vars, (list, tuple)):
         raise TypeError(f"while_loop: loop_vars must be a list or tuple, got "
                         f"{type(loop_vars).__name__}")
-    if maximum_iterations is not None and (not isinstance(maximum_iterations, _INTS)
-                                           or maximum_iterations < 0):
-        raise TypeError(f"while_loop: maximum_iterations must be a non-negative int, got "
-                        f"{maximum_iterations!r}")
+    maximum_iterations = _iteration_limit(maximum_iterations)
     leaves: list = []
     rebuild = flatten(list(loop_vars), leaves)
 
@@ -231,7 +269,7 @@ def while_loop(cond_fun, body_fun, loop_vars, maximum_iterations=None):
                             f"got {_describe(out)}")
         return list(out)
 
-    if not any(_is_node(v) for v in leaves):
+    if not any(_is_node(v) for v in leaves + [maximum_iterations]):
         vs, i = list(loop_vars), 0
         while maximum_iterations is None or i < maximum_iterations:
             go = cond_fun(*vs)
@@ -249,8 +287,10 @@ def while_loop(cond_fun, body_fun, loop_vars, maximum_iterations=None):
         if i:
             raise TypeError("while_loop: the loop's values became graph values after "
                             f"{i} iteration(s) of Python; give graph loop variables")
-    graph = _home_graph(leaves)
+    graph = _home_graph(leaves + [maximum_iterations])
     init = [_in_graph(graph, v) for v in leaves]
+    if _is_node(maximum_iterations) and maximum_iterations.graph is not graph:
+        maximum_iterations = capture(graph, maximum_iterations)
     for _ in range(2):
         def traced(phs):
             vs = rebuild(phs)
@@ -278,6 +318,28 @@ def while_loop(cond_fun, body_fun, loop_vars, maximum_iterations=None):
     node = cf.make_while(test, body, init, consts, maximum_iterations)
     out = rebuild([cf.output(node, i) for i in range(len(init))])
     return type(loop_vars)(out) if type(loop_vars) in (list, tuple) else out
+
+
+def _iteration_limit(limit):
+    """``maximum_iterations`` as a Python int, a graph node (a 0-d integer, checked when the
+    loop runs) or None.  A 0-d integer array or eager Tensor counts as its value, as TensorFlow
+    1 takes a tensor there."""
+    if limit is None or _is_node(limit):
+        if limit is not None and (limit.dtype.kind not in "iu" or (
+                limit.shape is not None and len(limit.shape) != 0)):
+            raise TypeError(f"while_loop: maximum_iterations must be a 0-d integer, got a node "
+                            f"of {cf.describe(limit)}")
+        return limit
+    value = limit.data if is_tensor(limit) else limit
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, _INTS + (np.ndarray,)):
+        raise TypeError(f"while_loop: maximum_iterations must be a non-negative int (or a 0-d "
+                        f"integer array, Tensor or graph node), got {limit!r}")
+    value = np.asarray(value)
+    if value.ndim != 0 or value.dtype.kind not in "iu" or value < 0:
+        raise TypeError(f"while_loop: maximum_iterations must be a non-negative int (or a 0-d "
+                        f"integer array, Tensor or graph node), got shape {value.shape} dtype "
+                        f"{value.dtype} value {value.tolist()!r}")
+    return int(value)
 
 
 def _describe(v) -> str:
@@ -381,16 +443,8 @@ def _check_branches(traced):
         raise TypeError(f"cond: true_fun and false_fun must return the same structure: "
                         f"true_fun returns {meta_t['structure']!r}, false_fun "
                         f"{meta_f['structure']!r}")
-    for m, (a, b) in enumerate(zip(outs_t, outs_f)):
-        if a.dtype != b.dtype or not _same_shape_exact(a.shape, b.shape):
-            raise TypeError(f"cond: output {m} differs between the branches: true_fun returns "
-                            f"shape {_fmt(a.shape)} dtype {a.dtype}, false_fun returns shape "
-                            f"{_fmt(b.shape)} dtype {b.dtype}")
-
-
-def _same_shape_exact(a, b) -> bool:
-    return (a is None) == (b is None) and (a is None or tuple(a) == tuple(b))
-
-
-def _fmt(shape) -> str:
-    return "<unknown>" if shape is None else str(tuple(shape))
+    bad = cf.mismatch(outs_t, outs_f, exact=True)
+    if bad is not None:
+        m, a, b = bad
+        raise TypeError(f"cond: output {m} differs between the branches: true_fun returns "
+                        f"{cf.describe(a)}, false_fun returns {cf.describe(b)}")

@@ -320,9 +320,6 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         >>> i, x = tf.while_loop(lambda i, x: i < 10, lambda i, x: (i + 1, x * 2.0), [0, 1.0])
     """
     from ..bridge.control_flow import while_loop as _while_loop
-    if maximum_iterations is not None and type(maximum_iterations) in _NODE_TYPES:
-        raise NotImplementedError("while_loop: maximum_iterations must be a Python int here, "
-                                  "not a graph tensor")
     single = not isinstance(loop_vars, (list, tuple))
     vars_ = [loop_vars] if single else loop_vars
     out = _while_loop(cond, body, _graph_tree(vars_), maximum_iterations=maximum_iterations)

@@ -31,7 +31,7 @@ from .node import NODE_TYPES, PLACEHOLDER, TRACING_SUBGRAPHS, Node, as_node
 from .plan import Context, compile_ir, lower
 
 __all__ = ["Body", "SubGraph", "trace", "output", "make_scan", "make_while", "make_cond",
-           "SCAN", "WHILE", "COND", "OUTPUT"]
+           "mismatch", "describe", "fmt_shape", "SCAN", "WHILE", "COND", "OUTPUT"]
 
 
 # ---- bodies -----------------------------------------------------------------------------------
@@ -164,8 +164,10 @@ def _run_scan(*args, body, n_carry, n_xs, reverse, length):
     return tuple(carry) + tuple(ys)
 
 
-def _run_while(*args, cond, body, n_vars, maximum_iterations):
+def _run_while(*args, cond, body, n_vars, maximum_iterations, limit_input=False):
     nv = n_vars
+    if limit_input:     # the limit is a graph value: the node's last input
+        args, maximum_iterations = args[:-1], _limit_value(args[-1])
     feeds = list(args[:nv]) + [np.int64(0)] + list(args[nv:])
     cond_feeds = list(args)
     shapes = tuple([np.shape(v) for v in args[:nv]] + [()] + [np.shape(v) for v in args[nv:]])
@@ -186,6 +188,17 @@ def _run_while(*args, cond, body, n_vars, maximum_iterations):
               for s, o in zip(saved, body.outputs[nv:])]
     carry = feeds[:nv] if i else [np.array(v) for v in feeds[:nv]]
     return tuple(carry) + (np.arange(i, dtype=np.int64),) + tuple(stacks)
+
+
+def _limit_value(limit) -> int:
+    a = np.asarray(limit)
+    if a.ndim != 0 or a.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"while_loop: maximum_iterations must be a 0-d integer, got "
+                                   f"shape {a.shape} dtype {a.dtype}", None)
+    if a < 0:
+        raise InvalidArgumentError(f"while_loop: maximum_iterations must be non-negative, got "
+                                   f"{int(a)}", None)
+    return int(a)
 
 
 def _run_cond(pred, *args, branches):
@@ -266,12 +279,28 @@ def _outer_graph(nodes):
     return get_default_graph()
 
 
+def mismatch(nodes_a, nodes_b, exact: bool = False):
+    """The first ``(index, a, b)`` where two lists of nodes differ in dtype or shape, or None.
+    ``exact``: the shapes must be equal as known (an unknown one matches only an unknown one);
+    otherwise an unknown shape or dimension matches anything."""
+    same = _same_shape_exact if exact else _same_shape
+    for i, (a, b) in enumerate(zip(nodes_a, nodes_b)):
+        if a.dtype != b.dtype or not same(a.shape, b.shape):
+            return i, a, b
+    return None
+
+
+def describe(node) -> str:
+    """``shape (3,) dtype float64``, for the errors."""
+    return f"shape {fmt_shape(node.shape)} dtype {node.dtype}"
+
+
 def _check_carry(what, inits, outs):
-    for i, (a, b) in enumerate(zip(inits, outs)):
-        if a.dtype != b.dtype or not _same_shape(a.shape, b.shape):
-            raise TypeError(f"{what}: the body must return the carry as it came in: element "
-                            f"{i} comes in with shape {_fmt(a.shape)} dtype {a.dtype} and "
-                            f"goes out with shape {_fmt(b.shape)} dtype {b.dtype}")
+    bad = mismatch(inits, outs)
+    if bad is not None:
+        i, a, b = bad
+        raise TypeError(f"{what}: the body must return the carry as it came in: element "
+                        f"{i} comes in with {describe(a)} and goes out with {describe(b)}")
 
 
 def _same_shape(a, b) -> bool:
@@ -280,7 +309,11 @@ def _same_shape(a, b) -> bool:
     return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
-def _fmt(shape) -> str:
+def _same_shape_exact(a, b) -> bool:
+    return (a is None) == (b is None) and (a is None or tuple(a) == tuple(b))
+
+
+def fmt_shape(shape) -> str:
     return "<unknown>" if shape is None else str(tuple(shape))
 
 
@@ -299,13 +332,17 @@ def make_scan(body, carry, xs, consts, reverse=False, length=None, name="scan"):
 
 def make_while(cond, body, init, consts, maximum_iterations=None, name="while"):
     """The while node: ``cond`` (inputs: vars, consts) and ``body`` (inputs: vars, iteration,
-    consts; outputs: vars, then what gradients save)."""
+    consts; outputs: vars, then what gradients save).  ``maximum_iterations``: None, an int, or
+    a node of the outer graph (then the node's last input)."""
     nv = len(init)
     graph = _outer_graph(list(init) + list(consts))
     _check_carry("while_loop", body.inputs[:nv], body.outputs[:nv])
-    return _core_node(graph, WHILE, list(init) + list(consts),
-                      {"cond": cond, "body": body, "n_vars": nv,
-                       "maximum_iterations": maximum_iterations}, name)
+    limit_input = type(maximum_iterations) in NODE_TYPES
+    limit = [maximum_iterations] if limit_input else []
+    return _core_node(graph, WHILE, list(init) + list(consts) + limit,
+                      {"cond": cond, "body": body, "n_vars": nv, "limit_input": limit_input,
+                       "maximum_iterations": None if limit_input else maximum_iterations},
+                      name)
 
 
 def make_cond(pred, args, branches, name="cond"):
@@ -439,12 +476,13 @@ def _while_vjp(node, gouts, needed):
     a = node.attrs
     body, nv = a["body"], a["n_vars"]
     ny = len(body.outputs) - nv
-    args = list(node.inputs[:nv]) + [output(node, nv)] + list(node.inputs[nv:])
+    end = len(node.inputs) - (1 if a.get("limit_input") else 0)   # (the limit has none)
+    args = list(node.inputs[:nv]) + [output(node, nv)] + list(node.inputs[nv:end])
     grads = _loop_grads(body, nv, 1, args, [gouts.get(i) for i in range(nv)],
                         [gouts.get(nv + 1 + m) for m in range(ny)], False, None,
                         lambda m: output(node, nv + 1 + m),
-                        list(needed[:nv]) + [False] + list(needed[nv:]))
-    return grads[:nv] + grads[nv + 1:]
+                        list(needed[:nv]) + [False] + list(needed[nv:end]))
+    return grads[:nv] + grads[nv + 1:] + [None] * (len(node.inputs) - end)
 
 
 def _cond_vjp(node, gouts, needed):
