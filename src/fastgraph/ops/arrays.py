@@ -140,24 +140,25 @@ def _order(v, axis):
     return np.argsort(v, axis=axis, kind="stable")
 
 
+def _moved(v, like, source, target, axis):
+    """``v``'s entries at the places ``source`` along ``axis`` put at the places ``target``,
+    in a new array of ``like``'s shape (broadcast with ``v``'s)."""
+    v = np.asarray(v)
+    out = np.empty(np.broadcast_shapes(np.shape(like), v.shape), dtype=v.dtype)
+    np.put_along_axis(out, target, np.take_along_axis(v, source, axis), axis)
+    return out
+
+
 def _unpermute_forward(g, x, ans, axis):
     """``ans`` is ``x`` rearranged along ``axis``: each gradient entry of ``g`` (shaped like
     ``ans``) goes back to the element of ``x`` it came from (equal values matched in order)."""
-    g = np.asarray(g)
-    out = np.empty(np.broadcast_shapes(np.shape(x), g.shape), dtype=g.dtype)
-    ox, oa = _order(x, axis), _order(ans, axis)
-    np.put_along_axis(out, ox, np.take_along_axis(g, oa, axis), axis)
-    return out
+    return _moved(g, x, _order(ans, axis), _order(x, axis), axis)
 
 
 def _permute_forward(v, x, ans, axis):
     """``v`` (shaped like ``x``) rearranged as ``ans`` rearranges ``x``: the adjoint of
     :func:`_unpermute_forward`."""
-    v = np.asarray(v)
-    out = np.empty(np.broadcast_shapes(np.shape(ans), v.shape), dtype=v.dtype)
-    ox, oa = _order(x, axis), _order(ans, axis)
-    np.put_along_axis(out, oa, np.take_along_axis(v, ox, axis), axis)
-    return out
+    return _moved(v, ans, _order(x, axis), _order(ans, axis), axis)
 
 
 def _unpermute(g, x, ans, axis):
@@ -359,12 +360,17 @@ pad = defop("pad", _pad_forward,
 
 
 # ---- rotations and flips ---------------------------------------------------------------------------
+def _flip_fixed(m, axis: int, name: str):
+    """``m`` reversed along ``axis``, which it must have (NumPy's message otherwise)."""
+    m = _as_operand(m)
+    if _known_ndim(m, name) <= axis:
+        raise ValueError(f"{name}: Input must be >= {axis + 1}-d.")
+    return F.flip(m, axis)
+
+
 def fliplr(m):
     """Reverse the columns (axis 1), NumPy's ``np.fliplr`` (at least 2-D)."""
-    m = _as_operand(m)
-    if _known_ndim(m, "fliplr") < 2:
-        raise ValueError("fliplr: Input must be >= 2-d.")
-    return F.flip(m, 1)
+    return _flip_fixed(m, 1, "fliplr")
 
 
 fliplr = defun(fliplr, exports=TOP)
@@ -372,10 +378,7 @@ fliplr = defun(fliplr, exports=TOP)
 
 def flipud(m):
     """Reverse the rows (axis 0), NumPy's ``np.flipud`` (at least 1-D)."""
-    m = _as_operand(m)
-    if _known_ndim(m, "flipud") < 1:
-        raise ValueError("flipud: Input must be >= 1-d.")
-    return F.flip(m, 0)
+    return _flip_fixed(m, 0, "flipud")
 
 
 flipud = defun(flipud, exports=TOP)

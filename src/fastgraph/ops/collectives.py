@@ -40,9 +40,25 @@ def _check_reduction(op):
         raise ValueError(f"allreduce: op must be one of {_REDUCTIONS}, not {op!r}")
 
 
-def _check_root(what, root, w):
+def _rooted(what, x, root):
+    """The buffer of ``x`` and the world, for a collective from or to rank ``root`` (checked
+    to be one of the world's ranks)."""
+    a = _as_buffer(x)
+    w = world()
     if not isinstance(root, (int, np.integer)) or not 0 <= root < w.size:
         raise ValueError(f"{what}: root must be a rank in [0, {w.size}), not {root!r}")
+    return a, w
+
+
+def _communicates(w, what, a, *attrs) -> bool:
+    """Whether this call of ``what`` talks to the other ranks: not while the static engine's
+    dtype probe runs it, nor in a world of one process (the collective is then the identity).
+    When it does, every rank is first checked to have called ``what`` with the same ``attrs``
+    and an array of the same shape and dtype."""
+    if probing() or w.size == 1:
+        return False
+    check_arguments(w, what, (what, *attrs, describe(a)))
+    return True
 
 
 def _allreduce(x, reduce_op="sum"):
@@ -51,9 +67,8 @@ def _allreduce(x, reduce_op="sum"):
         raise TypeError(f"allreduce: op='mean' needs a floating-point or complex array, got "
                         f"{describe(a)} (use op='sum')")
     w = world()
-    if probing() or w.size == 1:
+    if not _communicates(w, "allreduce", a, reduce_op):
         return a.copy()
-    check_arguments(w, "allreduce", ("allreduce", reduce_op, describe(a)))
     out = np.empty_like(a)
     w.comm.Allreduce(a, out, op=w.MPI.SUM)
     if reduce_op == "mean":
@@ -72,9 +87,8 @@ def _allgather(x):
     a = _as_buffer(x)
     w = world()
     flat = a.reshape((1,) + a.shape) if a.ndim == 0 else a
-    if probing() or w.size == 1:
+    if not _communicates(w, "allgather", a):
         return flat.copy()
-    check_arguments(w, "allgather", ("allgather", describe(a)))
     out = np.empty((w.size * flat.shape[0],) + flat.shape[1:], a.dtype)
     w.comm.Allgather(flat, out)
     return out
@@ -93,33 +107,26 @@ def _reduce_scatter(x):
     a = _as_buffer(x)
     w = world()
     block = _scatter_shape(a.shape, w.size)
-    if probing() or w.size == 1:
+    if not _communicates(w, "reduce_scatter", a):
         return a.reshape(block).copy()
-    check_arguments(w, "reduce_scatter", ("reduce_scatter", describe(a)))
     out = np.empty(block, a.dtype)
     w.comm.Reduce_scatter_block(a, out, op=w.MPI.SUM)
     return out
 
 
 def _broadcast(x, root=0):
-    a = _as_buffer(x)
-    w = world()
-    _check_root("broadcast", root, w)
-    if probing() or w.size == 1:
+    a, w = _rooted("broadcast", x, root)
+    if not _communicates(w, "broadcast", a, int(root)):
         return a.copy()
-    check_arguments(w, "broadcast", ("broadcast", int(root), describe(a)))
     out = a.copy() if w.rank == root else np.empty_like(a)
     w.comm.Bcast(out, root=root)
     return out
 
 
 def _reduce(x, root=0):
-    a = _as_buffer(x)
-    w = world()
-    _check_root("reduce", root, w)
-    if probing() or w.size == 1:
+    a, w = _rooted("reduce", x, root)
+    if not _communicates(w, "reduce", a, int(root)):
         return a.copy()
-    check_arguments(w, "reduce", ("reduce", int(root), describe(a)))
     out = np.empty_like(a)
     w.comm.Reduce(a, out, op=w.MPI.SUM, root=root)
     if w.rank != root:

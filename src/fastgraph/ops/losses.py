@@ -39,6 +39,19 @@ def _reduction(reduction, name, extra=()):
     return reduction
 
 
+def _no_legacy_reduction(name, size_average, reduce):
+    # (PyTorch still maps them onto ``reduction`` with a warning; here they are refused)
+    if size_average is not None or reduce is not None:
+        raise TypeError(f"{name}: size_average and reduce are deprecated; use reduction")
+
+
+def _check_same_shape(name, input, target):  # noqa: A002
+    xs, ts = _shape_of(input), _shape_of(target)
+    if tuple(xs) != tuple(ts):
+        raise ValueError(f"{name}: the target's shape {tuple(ts)} must be the input's "
+                         f"{tuple(xs)}")
+
+
 def _reduce(loss, reduction):
     if reduction == "mean":
         return F.mean(loss)
@@ -193,8 +206,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,  
 
         >>> nll_loss(fg.log_softmax(fg.randn(3, 4)), np.array([0, 3, 1]))  # doctest: +SKIP
     """
-    if size_average is not None or reduce is not None:
-        raise TypeError("nll_loss: size_average and reduce are deprecated; use reduction")
+    _no_legacy_reduction("nll_loss", size_average, reduce)
     _reduction(reduction, "nll_loss")
     ignore_index = _shapes.as_int(ignore_index, "nll_loss", "ignore_index")
     if not np.issubdtype(_target_dtype(target), np.integer):
@@ -215,8 +227,7 @@ def nn_cross_entropy(input, target, weight=None, size_average=None,  # noqa: A00
 
         >>> nn_ops.cross_entropy(fg.randn(3, 4), np.array([0, 3, 1]))  # doctest: +SKIP
     """
-    if size_average is not None or reduce is not None:
-        raise TypeError("cross_entropy: size_average and reduce are deprecated; use reduction")
+    _no_legacy_reduction("cross_entropy", size_average, reduce)
     _reduction(reduction, "cross_entropy")
     eps = _number(label_smoothing, "cross_entropy", "label_smoothing")
     if not 0.0 <= eps <= 1.0:
@@ -311,13 +322,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None,  # noqa:
 
         >>> binary_cross_entropy(fg.tensor([0.9, 0.2]), fg.tensor([1.0, 0.0]))  # doctest: +SKIP
     """
-    if size_average is not None or reduce is not None:
-        raise TypeError("binary_cross_entropy: size_average and reduce are deprecated; use "
-                        "reduction")
-    xs, ts = _shape_of(input), _shape_of(target)
-    if tuple(xs) != tuple(ts):
-        raise ValueError(f"binary_cross_entropy: the target's shape {tuple(ts)} must be the "
-                         f"input's {tuple(xs)}")
+    _no_legacy_reduction("binary_cross_entropy", size_average, reduce)
+    _check_same_shape("binary_cross_entropy", input, target)
     x = getattr(input, "data", input)
     if isinstance(x, np.ndarray) and x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
         raise ValueError("binary_cross_entropy: all elements of input should be between 0 "
@@ -338,13 +344,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None,  # noqa: A002
         >>> binary_cross_entropy_with_logits(fg.tensor([3.0, -1.0]), fg.tensor([1.0, 0.0]))
         ... # doctest: +SKIP
     """
-    if size_average is not None or reduce is not None:
-        raise TypeError("binary_cross_entropy_with_logits: size_average and reduce are "
-                        "deprecated; use reduction")
-    xs, ts = _shape_of(input), _shape_of(target)
-    if tuple(xs) != tuple(ts):
-        raise ValueError(f"binary_cross_entropy_with_logits: the target's shape {tuple(ts)} "
-                         f"must be the input's {tuple(xs)}")
+    _no_legacy_reduction("binary_cross_entropy_with_logits", size_average, reduce)
+    _check_same_shape("binary_cross_entropy_with_logits", input, target)
     sp = F.softplus(-input)
     if pos_weight is None:
         loss = (1.0 - target) * input + sp
@@ -365,8 +366,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # n
         >>> kl_div(fg.log_softmax(fg.randn(2, 3)), fg.softmax(fg.randn(2, 3)),
         ...        reduction="batchmean")  # doctest: +SKIP
     """
-    if size_average is not None or reduce is not None:
-        raise TypeError("kl_div: size_average and reduce are deprecated; use reduction")
+    _no_legacy_reduction("kl_div", size_average, reduce)
     _reduction(reduction, "kl_div", ("batchmean",))
     if log_target:
         loss = F.exp(target) * (target - input)

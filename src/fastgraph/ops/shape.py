@@ -212,18 +212,28 @@ def _expand_shape(shapes, axis, **_):
     return tuple(s)
 
 
+def _int_axes(axis, op: str):
+    """``axis`` (an int, or a tuple or list of them) as Python ints: a tuple, or one int.  The
+    range is checked by NumPy (eager) or by the op's shape rule (static)."""
+    if isinstance(axis, (tuple, list)):
+        return tuple([_shapes.as_int(a, op) for a in axis])
+    return _shapes.as_int(axis, op)
+
+
+def _reshape_back(g, ans, x, axis):
+    """The VJP of an op that only adds or removes length-1 axes: ``g`` in ``x``'s shape."""
+    return F.reshape_like(g, x)
+
+
 def expand_dims(x, axis):
     """Insert length-1 axes at ``axis`` (int or tuple)."""
-    # integers only (the range is checked by NumPy, eager, or by the shape rule, static)
-    axis = (tuple([_shapes.as_int(a, "expand_dims") for a in axis])
-            if isinstance(axis, (tuple, list)) else (_shapes.as_int(axis, "expand_dims"),))
-    return apply(expand_dims.op, (x,), {"axis": axis})
+    axis = _int_axes(axis, "expand_dims")
+    return apply(expand_dims.op, (x,), {"axis": axis if type(axis) is tuple else (axis,)})
 
 
-expand_dims = defop("expand_dims", lambda x, axis: np.expand_dims(x, axis),
-                    lambda g, ans, x, axis: F.reshape_like(g, x), shape=_expand_shape,
-                    function=expand_dims, noop_same_shape=True, exports=TOP, methods=True,
-                    complex_vjps=True)
+expand_dims = defop("expand_dims", lambda x, axis: np.expand_dims(x, axis), _reshape_back,
+                    shape=_expand_shape, function=expand_dims, noop_same_shape=True,
+                    exports=TOP, methods=True, complex_vjps=True)
 
 
 def _squeeze_shape(shapes, axis, **_):
@@ -241,15 +251,13 @@ def _squeeze_shape(shapes, axis, **_):
 def squeeze(x, axis=None):
     """Remove length-1 axes (all, or those in ``axis``)."""
     if axis is not None:
-        axis = (tuple([_shapes.as_int(a, "squeeze") for a in axis])
-                if isinstance(axis, (tuple, list)) else _shapes.as_int(axis, "squeeze"))
+        axis = _int_axes(axis, "squeeze")
     return apply(squeeze.op, (x,), {"axis": axis})
 
 
-squeeze = defop("squeeze", lambda x, axis: np.squeeze(x, axis),
-                lambda g, ans, x, axis: F.reshape_like(g, x), shape=_squeeze_shape,
-                function=squeeze, noop_same_shape=True, exports=TOP, methods=True,
-                complex_vjps=True)
+squeeze = defop("squeeze", lambda x, axis: np.squeeze(x, axis), _reshape_back,
+                shape=_squeeze_shape, function=squeeze, noop_same_shape=True, exports=TOP,
+                methods=True, complex_vjps=True)
 
 
 def _broadcast_to_shape(shapes, shape, **_):
@@ -378,11 +386,15 @@ concat_piece = defop("concat_piece", _concat_piece, vjp_for=_concat_piece_vjp_fo
                      shape=_concat_piece_shape, variadic=True, complex_vjps=True)
 
 
-def _check_numeric_join(arrays: tuple, name: str) -> None:
-    """Tensors or Nodes joined with strings or other objects would make a string (or object)
-    array and drop their gradients without a word; PyTorch refuses such a list too."""
+def _joined(arrays, name: str) -> tuple:
+    """The arrays to join, as a tuple: at least one, and no Tensors or Nodes joined with strings
+    or other objects (that would make a string or object array and drop their gradients
+    without a word; PyTorch refuses such a list too)."""
+    arrays = tuple(arrays)
+    if not arrays:
+        raise ValueError(f"{name}: need at least one array to {name}")
     if not holds_graph_value(arrays):
-        return
+        return arrays
     for a in arrays:
         dt = getattr(a, "dtype", None)
         if not isinstance(dt, np.dtype):
@@ -396,14 +408,12 @@ def _check_numeric_join(arrays: tuple, name: str) -> None:
             raise TypeError(f"{name}: cannot join {r if len(r) <= 40 else r[:37] + '...'} "
                             f"(dtype {dt}) with Tensors or graph Nodes: the result would be "
                             f"{what} array without their gradients")
+    return arrays
 
 
 def concatenate(arrays, axis: int = 0):
     """Join a sequence of arrays along an existing axis."""
-    arrays = tuple(arrays)
-    if not arrays:
-        raise ValueError("concatenate: need at least one array to concatenate")
-    _check_numeric_join(arrays, "concatenate")
+    arrays = _joined(arrays, "concatenate")
     return apply(concatenate.op, arrays, {"axis": _shapes.as_int(axis, "concatenate")})
 
 
@@ -415,10 +425,7 @@ concatenate = defop("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axi
 
 def stack(arrays, axis: int = 0):
     """Join a sequence of same-shaped arrays along a new axis."""
-    arrays = tuple(arrays)
-    if not arrays:
-        raise ValueError("stack: need at least one array to stack")
-    _check_numeric_join(arrays, "stack")
+    arrays = _joined(arrays, "stack")
     return apply(stack.op, arrays, {"axis": _shapes.as_int(axis, "stack")})
 
 

@@ -164,6 +164,17 @@ ive = defop("ive", _sp.ive, _no_gradient("ive", "v", _ORDER),
 
 
 # ---- logsumexp with weights and signs, softmax over any axes --------------------------------------
+def _scipy_function(f):
+    """``f`` registered as ``scipy.special.<its name>`` (a composition: ``scipy_<name>`` in the
+    registry, apart from the fastgraph function of that name)."""
+    return defun(f, name=f"scipy_{f.__name__}", exports=(("scipy.special", f.__name__),))
+
+
+def _one_axis(axis) -> bool:
+    # one axis: the fastgraph op's own row kernel; None or a tuple compose logsumexp
+    return type(axis) is int or isinstance(axis, np.integer)
+
+
 def _ndim(x) -> int:
     return F.shape._known_ndim(x, "logsumexp")
 
@@ -238,7 +249,7 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     return value, apply(_logsumexp_sign.op, (a, b), attrs)
 
 
-logsumexp = defun(logsumexp, name="scipy_logsumexp", exports=(("scipy.special", "logsumexp"),))
+logsumexp = _scipy_function(logsumexp)
 
 
 def softmax(x, axis=None):
@@ -247,12 +258,10 @@ def softmax(x, axis=None):
 
         >>> fastgraph.scipy.special.softmax(fg.tensor([1.0, 2.0]))  # doctest: +SKIP
     """
-    if type(axis) is int or isinstance(axis, np.integer):
-        return F.softmax(x, axis=int(axis))
-    return F.exp(log_softmax(x, axis))
+    return F.softmax(x, axis=int(axis)) if _one_axis(axis) else F.exp(log_softmax(x, axis))
 
 
-softmax = defun(softmax, name="scipy_softmax", exports=(("scipy.special", "softmax"),))
+softmax = _scipy_function(softmax)
 
 
 def log_softmax(x, axis=None):
@@ -261,11 +270,9 @@ def log_softmax(x, axis=None):
 
         >>> fastgraph.scipy.special.log_softmax(fg.tensor([1.0, 2.0]))  # doctest: +SKIP
     """
-    if type(axis) is int or isinstance(axis, np.integer):
+    if _one_axis(axis):
         return F.log_softmax(x, axis=int(axis))
-    axis = _canon_axis(axis, "log_softmax")
-    return x - F.logsumexp(x, axis=axis, keepdims=True)
+    return x - F.logsumexp(x, axis=_canon_axis(axis, "log_softmax"), keepdims=True)
 
 
-log_softmax = defun(log_softmax, name="scipy_log_softmax",
-                    exports=(("scipy.special", "log_softmax"),))
+log_softmax = _scipy_function(log_softmax)

@@ -35,6 +35,20 @@ def family(name: str, **methods) -> None:
         defun(fn, name=f"stats_{name}_{method}", exports=((f"scipy.stats.{name}", method),))
 
 
+def _symmetric_family(name: str, logpdf, cdf, entropy) -> None:
+    """Declare a location-scale distribution symmetric about ``loc`` from its ``logpdf`` and
+    ``cdf``: ``pdf = exp(logpdf)``, ``logcdf = log(cdf)`` and, by the symmetry,
+    ``sf(x) = cdf(-x)`` about ``-loc`` (no ``1 - cdf`` cancellation in the right tail)."""
+    family(name,
+           logpdf=logpdf,
+           pdf=lambda x, loc=0.0, scale=1.0: F.exp(logpdf(x, loc, scale)),
+           cdf=cdf,
+           logcdf=lambda x, loc=0.0, scale=1.0: F.log(cdf(x, loc, scale)),
+           sf=lambda x, loc=0.0, scale=1.0: cdf(-x, -loc, scale),
+           logsf=lambda x, loc=0.0, scale=1.0: F.log(cdf(-x, -loc, scale)),
+           entropy=entropy)
+
+
 def _inside(cond, value, outside):
     """``value`` where ``cond`` holds, ``outside`` elsewhere (a constant: no gradient there)."""
     return F.where(cond, value, outside)
@@ -205,14 +219,8 @@ def _laplace_cdf(x, loc=0.0, scale=1.0):
                    1 - 0.5 * F.exp(-F.maximum(y, 0.0)))
 
 
-family("laplace",
-       logpdf=_laplace_logpdf,
-       pdf=lambda x, loc=0.0, scale=1.0: F.exp(_laplace_logpdf(x, loc, scale)),
-       cdf=_laplace_cdf,
-       logcdf=lambda x, loc=0.0, scale=1.0: F.log(_laplace_cdf(x, loc, scale)),
-       sf=lambda x, loc=0.0, scale=1.0: _laplace_cdf(-x, -loc, scale),
-       logsf=lambda x, loc=0.0, scale=1.0: F.log(_laplace_cdf(-x, -loc, scale)),
-       entropy=lambda loc=0.0, scale=1.0: _log(2.0 * math.e * scale) + loc * 0.0)
+_symmetric_family("laplace", _laplace_logpdf, _laplace_cdf,
+                  entropy=lambda loc=0.0, scale=1.0: _log(2.0 * math.e * scale) + loc * 0.0)
 
 
 def _logistic_logpdf(x, loc=0.0, scale=1.0):
@@ -263,14 +271,9 @@ def _cauchy_cdf(x, loc=0.0, scale=1.0):
     return 0.5 + F.arctan(_std(x, loc, scale)) / math.pi
 
 
-family("cauchy",
-       logpdf=_cauchy_logpdf,
-       pdf=lambda x, loc=0.0, scale=1.0: F.exp(_cauchy_logpdf(x, loc, scale)),
-       cdf=_cauchy_cdf,
-       logcdf=lambda x, loc=0.0, scale=1.0: F.log(_cauchy_cdf(x, loc, scale)),
-       sf=lambda x, loc=0.0, scale=1.0: _cauchy_cdf(-x, -loc, scale),
-       logsf=lambda x, loc=0.0, scale=1.0: F.log(_cauchy_cdf(-x, -loc, scale)),
-       entropy=lambda loc=0.0, scale=1.0: math.log(4.0 * math.pi) + _log(scale) + loc * 0.0)
+_symmetric_family("cauchy", _cauchy_logpdf, _cauchy_cdf,
+                  entropy=lambda loc=0.0, scale=1.0: (math.log(4.0 * math.pi) + _log(scale)
+                                                      + loc * 0.0))
 
 
 # ---- multivariate_normal, dirichlet -----------------------------------------------------------------------
