@@ -108,6 +108,20 @@ def flatten(tree, leaves: list, leaf: Callable[[Any], Any] = lambda v: v) -> Cal
     return lambda vals: _rebuilt(tree, [s(vals) for s in subs])
 
 
+def split_aux(out, has_aux: bool) -> tuple:
+    """``(value, aux)`` from what a transformed function returned: with ``has_aux`` it must
+    be that pair (JAX's rule), else ``out`` is the value and ``aux`` is None.
+
+        >>> split_aux((1.0, {"n": 2}), True)
+        (1.0, {'n': 2})
+    """
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise TypeError("has_aux=True requires the function to return a pair (value, aux)")
+    return out
+
+
 def find_leaf(pred: Callable[[Any], bool], tree):
     """The first leaf of ``tree`` for which ``pred`` holds, or None.  Each container is walked
     once (one that contains itself, or is shared, is no trouble) and no deeper than NumPy's

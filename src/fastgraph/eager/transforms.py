@@ -19,7 +19,7 @@ from .. import ops as F
 from . import grad_mode as _gm
 from .autograd import grad as _autograd_grad
 from .tensor import Tensor
-from .._core.tree import find_leaf, flatten, map_structure
+from .._core.tree import find_leaf, flatten, map_structure, split_aux
 
 __all__ = ["value_and_grad", "jacobian", "linearize", "inside_transform"]
 
@@ -125,13 +125,7 @@ def value_and_grad(fun, args, kwargs, nums, single: bool, has_aux: bool):
     templates = [args[i] for i in nums]
     with _scope(fun):
         args, watched = _watch_args(args, nums)
-        out = fun(*args, **kwargs)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError("has_aux=True requires the function to return a pair "
-                                "(value, aux)")
-            out, aux = out
+        out, aux = split_aux(fun(*args, **kwargs), has_aux)
         out = _output_tensor(out, fun, "grad")
         if out.size != 1:
             raise TypeError(f"grad requires a scalar-output function; got an output of "
@@ -212,13 +206,7 @@ def linearize(fun, args, kwargs, nums, has_aux: bool = False, transform: str = "
     nested = inside_transform() or any(_any_traced(args[i]) for i in nums)
     with _scope(fun):
         args, watched = _watch_args(args, nums)
-        out = fun(*args, **kwargs)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError("has_aux=True requires the function to return a pair "
-                                "(value, aux)")
-            out, aux = out
+        out, aux = split_aux(fun(*args, **kwargs), has_aux)
         leaves: list = []
         rebuild = flatten(out, leaves)
         outs = [_output_tensor(o, fun, transform) for o in leaves]

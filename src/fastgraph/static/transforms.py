@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as F
-from .._core.tree import find_leaf, flatten, map_structure
+from .._core.tree import find_leaf, flatten, map_structure, split_aux
 from .gradients import gradients
 from .node import NODE_TYPES, as_node
 
@@ -62,16 +62,24 @@ def _per_argument(templates, grads, xs, graph, single):
     return gs[0] if single else gs
 
 
+def _output_node(o, graph, name, transform: str):
+    """A leaf of the function's output as a Node of ``graph``: an array (a string, or no value,
+    is a ``TypeError``) of a floating-point or complex dtype (integers carry no gradient)."""
+    if o is None or isinstance(o, (list, tuple, dict, str)):
+        raise TypeError(f"{transform} of {name!r}: the function must return arrays, got "
+                        f"{type(o).__name__}")
+    o = as_node(o, graph)
+    if o.dtype.kind not in "fc":
+        raise TypeError(f"{transform} of {name!r}: the output has dtype {o.dtype}; only "
+                        f"floating-point outputs can be differentiated")
+    return o
+
+
 def value_and_grad(fun, args, kwargs, nums, single, has_aux, graph=None):
     """``value_and_grad`` on Node arguments, or inside an ``fg.function`` trace of ``graph``:
     symbolic gradients, as Nodes."""
     graph, args, xs, templates = _differentiated_args(args, nums, graph)
-    out = fun(*args, **kwargs)
-    aux = None
-    if has_aux:
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise TypeError("has_aux=True requires the function to return a pair (value, aux)")
-        out, aux = out
+    out, aux = split_aux(fun(*args, **kwargs), has_aux)
     out = as_node(out, graph)
     if out.shape is not None and None not in out.shape and int(np.prod(out.shape)) != 1:
         raise TypeError(f"grad requires a scalar-output function; got an output of shape "
@@ -94,13 +102,7 @@ def jacobian(fun, args, kwargs, nums, single, graph=None):
     name = getattr(fun, "__name__", fun)
 
     def jac(o):
-        if o is None or isinstance(o, str):
-            raise TypeError(f"jacobian of {name!r}: the function must return arrays, got "
-                            f"{type(o).__name__}")
-        o = as_node(o, graph)
-        if o.dtype.kind not in "fc":
-            raise TypeError(f"jacobian of {name!r}: the output has dtype {o.dtype}; only "
-                            f"floating-point outputs can be differentiated")
+        o = _output_node(o, graph, name, "jacobian")
         if o.shape is None or None in o.shape:
             raise TypeError(f"jacobian of {name!r} inside a graph needs an output of known "
                             f"shape, got {o.shape}")
@@ -147,25 +149,11 @@ def linearize(fun, args, kwargs, nums, has_aux=False, graph=None, transform="jvp
     the cotangents, and each ``push`` the gradient of those nodes with respect to the
     cotangents, seeded with the tangents (the eager transform's passes, as Nodes)."""
     graph, args, xs, templates = _differentiated_args(args, nums, graph)
-    out = fun(*args, **kwargs)
-    aux = None
-    if has_aux:
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise TypeError("has_aux=True requires the function to return a pair (value, aux)")
-        out, aux = out
+    out, aux = split_aux(fun(*args, **kwargs), has_aux)
     name = getattr(fun, "__name__", fun)
     leaves: list = []
     rebuild = flatten(out, leaves)
-    outs = []
-    for o in leaves:
-        if isinstance(o, (list, tuple, dict, str)):
-            raise TypeError(f"{transform} of {name!r}: the function must return arrays, got "
-                            f"{type(o).__name__}")
-        o = as_node(o, graph)
-        if o.dtype.kind not in "fc":
-            raise TypeError(f"{transform} of {name!r}: the output has dtype {o.dtype}; only "
-                            f"floating-point outputs can be differentiated")
-        outs.append(o)
+    outs = [_output_node(o, graph, name, transform) for o in leaves]
     cotangents = [F.identity(_zero_gradient(o, graph)) for o in outs]
     vjps = gradients(outs, xs, grad_ys=cotangents) if outs and xs else [None] * len(xs)
 
