@@ -17,7 +17,22 @@ def _index(i, n: int, what: str) -> int:
     return i % n
 
 
-class Sequential(Module):
+class _ModuleSequence:
+    """What ``Sequential`` and ``ModuleList`` share: modules registered under ``'0'``, ``'1'``,
+    ..., their count, iteration over them, and ``append``."""
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module: Module):
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class Sequential(_ModuleSequence, Module):
     """Modules applied in order: ``Sequential(nn.Linear(2, 3), nn.ReLU())(x)``; also from an
     ``OrderedDict`` of named modules.
 
@@ -39,12 +54,6 @@ class Sequential(Module):
             input = m(input)
         return input
 
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return type(self)(OrderedDict(list(self._modules.items())[idx]))
@@ -60,12 +69,8 @@ class Sequential(Module):
                   [keys[_index(idx, len(self), "Sequential")]]):
             del self._modules[k]
 
-    def append(self, module: Module) -> "Sequential":
-        self.add_module(str(len(self)), module)
-        return self
 
-
-class ModuleList(Module):
+class ModuleList(_ModuleSequence, Module):
     """A list of modules, registered (so their parameters are the owner's).
 
         >>> layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)]); len(layers)
@@ -76,12 +81,6 @@ class ModuleList(Module):
         super().__init__()
         if modules is not None:
             self.extend(modules)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -97,10 +96,6 @@ class ModuleList(Module):
         self._modules.clear()
         for i, m in enumerate(mods):
             self.add_module(str(i), m)
-
-    def append(self, module: Module) -> "ModuleList":
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules) -> "ModuleList":
         for m in modules:
@@ -118,7 +113,42 @@ class ModuleList(Module):
         raise NotImplementedError("ModuleList has no forward(): iterate over its modules")
 
 
-class ModuleDict(Module):
+class _NamedStore:
+    """The dict side that ``ModuleDict`` and ``ParameterDict`` share, over the module's own
+    registry of entries (``_modules`` or ``_parameters``, named by ``_store``): length,
+    iteration over the names, membership, ``keys``, ``items``, ``values`` and ``update``.
+    ``items`` and ``values`` read each entry through ``self[name]``, so a parameter read inside
+    a trace is the trace's variable."""
+
+    _store = "_modules"
+
+    def _entries(self) -> dict:
+        return self.__dict__[self._store]
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def __iter__(self):
+        return iter(self._entries())
+
+    def __contains__(self, key) -> bool:
+        return key in self._entries()
+
+    def keys(self):
+        return self._entries().keys()
+
+    def items(self):
+        return [(k, self[k]) for k in self._entries()]
+
+    def values(self):
+        return [self[k] for k in self._entries()]
+
+    def update(self, entries) -> None:
+        for k, v in (entries.items() if hasattr(entries, "items") else entries):
+            self[k] = v
+
+
+class ModuleDict(_NamedStore, Module):
     """A dict of modules, registered, in insertion order.
 
         >>> heads = nn.ModuleDict({"a": nn.Linear(2, 1)}); list(heads)
@@ -139,19 +169,7 @@ class ModuleDict(Module):
     def __delitem__(self, key: str) -> None:
         del self._modules[key]
 
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key) -> bool:
-        return key in self._modules
-
-    def keys(self):
-        return self._modules.keys()
-
-    def items(self):
+    def items(self):             # views, as PyTorch's (a module is its own entry)
         return self._modules.items()
 
     def values(self):
@@ -162,11 +180,6 @@ class ModuleDict(Module):
 
     def clear(self) -> None:
         self._modules.clear()
-
-    def update(self, modules) -> None:
-        items = modules.items() if hasattr(modules, "items") else modules
-        for k, m in items:
-            self[k] = m
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleDict has no forward(): index it by name")
@@ -200,8 +213,10 @@ class ParameterList(Module):
         return self
 
 
-class ParameterDict(Module):
+class ParameterDict(_NamedStore, Module):
     """A dict of parameters, registered by name."""
+
+    _store = "_parameters"
 
     def __init__(self, parameters=None) -> None:
         super().__init__()
@@ -216,26 +231,3 @@ class ParameterDict(Module):
     def __setitem__(self, key: str, value) -> None:
         self._parameters.pop(key, None)
         self.register_parameter(key, value if isinstance(value, Parameter) else Parameter(value))
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def __contains__(self, key) -> bool:
-        return key in self._parameters
-
-    def keys(self):
-        return self._parameters.keys()
-
-    def items(self):
-        return [(k, self[k]) for k in self._parameters]
-
-    def values(self):
-        return [self[k] for k in self._parameters]
-
-    def update(self, parameters) -> None:
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for k, v in items:
-            self[k] = v

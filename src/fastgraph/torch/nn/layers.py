@@ -47,6 +47,14 @@ def _empty(shape, dtype) -> Parameter:
     return Parameter(np.empty(shape, _dtype(dtype)))
 
 
+def _optional_parameters(module, present: bool, **arrays) -> None:
+    """Registers ``arrays`` (name -> array, in order) as ``module``'s parameters when
+    ``present`` (``bias=True``, ``affine=True``), else each name as None: PyTorch's way, so the
+    attribute exists and reads None, and ``state_dict`` leaves it out."""
+    for name, array in arrays.items():
+        module.register_parameter(name, Parameter(array) if present else None)
+
+
 def _tuple(v, n: int, what: str) -> tuple:
     if isinstance(v, (tuple, list)):
         if len(v) != n:
@@ -79,10 +87,7 @@ class Linear(Module):
         super().__init__()
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.weight = _empty((self.out_features, self.in_features), dtype)
-        if bias:
-            self.bias = _empty((self.out_features,), dtype)
-        else:
-            self.register_parameter("bias", None)
+        _optional_parameters(self, bias, bias=np.empty(self.out_features, _dtype(dtype)))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -110,10 +115,7 @@ class Bilinear(Module):
         self.in1_features, self.in2_features = int(in1_features), int(in2_features)
         self.out_features = int(out_features)
         self.weight = _empty((out_features, in1_features, in2_features), dtype)
-        if bias:
-            self.bias = _empty((out_features,), dtype)
-        else:
-            self.register_parameter("bias", None)
+        _optional_parameters(self, bias, bias=np.empty(out_features, _dtype(dtype)))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -167,10 +169,7 @@ class _ConvNd(Module):
         else:
             shape = (out_channels, in_channels // groups) + self.kernel_size
         self.weight = _empty(shape, dtype)
-        if bias:
-            self.bias = _empty((out_channels,), dtype)
-        else:
-            self.register_parameter("bias", None)
+        _optional_parameters(self, bias, bias=np.empty(out_channels, _dtype(dtype)))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -455,8 +454,11 @@ def update_ops(graph=None):
 
 
 
-class _BatchNorm(Module):
-    _dims = (2, 3, 4)
+class _NormBase(Module):
+    """What batch and instance normalisation share (PyTorch's ``_NormBase``): the affine
+    ``weight`` (ones) and ``bias`` (zeros) per feature, and the running statistics as buffers
+    (``running_mean`` zeros, ``running_var`` ones, ``num_batches_tracked``), each None when
+    switched off."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None) -> None:
@@ -464,19 +466,13 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = int(num_features), float(eps), momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         dt = _dtype(dtype)
-        if affine:
-            self.weight = Parameter(np.ones(num_features, dt))
-            self.bias = Parameter(np.zeros(num_features, dt))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", np.zeros(num_features, dt))
-            self.register_buffer("running_var", np.ones(num_features, dt))
-            self.register_buffer("num_batches_tracked", np.zeros((), np.int64))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
+        _optional_parameters(self, affine, weight=np.ones(num_features, dt),
+                             bias=np.zeros(num_features, dt))
+        stats = {"running_mean": np.zeros(num_features, dt),
+                 "running_var": np.ones(num_features, dt),
+                 "num_batches_tracked": np.zeros((), np.int64)}
+        for name, value in stats.items():
+            self.register_buffer(name, value if track_running_stats else None)
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
@@ -489,6 +485,14 @@ class _BatchNorm(Module):
         if self.affine:
             init.ones_(self._parameters["weight"])
             init.zeros_(self._parameters["bias"])
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    _dims = (2, 3, 4)
 
     def forward(self, input):  # noqa: A002
         nd = len(input.shape)
@@ -537,10 +541,6 @@ class _BatchNorm(Module):
             y = y + _F.reshape(self.bias, cshape)
         return y
 
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
-
 
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of ``(N, C)`` or ``(N, C, L)`` (PyTorch's ``torch.nn.BatchNorm1d``):
@@ -575,15 +575,10 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(int(d) for d in normalized_shape)
         self.eps, self.elementwise_affine = float(eps), elementwise_affine
         dt = _dtype(dtype)
-        if elementwise_affine:
-            self.weight = Parameter(np.ones(self.normalized_shape, dt))
-            if bias:
-                self.bias = Parameter(np.zeros(self.normalized_shape, dt))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _optional_parameters(self, elementwise_affine,
+                             weight=np.ones(self.normalized_shape, dt))
+        _optional_parameters(self, elementwise_affine and bias,
+                             bias=np.zeros(self.normalized_shape, dt))
 
     def forward(self, input):  # noqa: A002
         return N.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -604,12 +599,8 @@ class GroupNorm(Module):
         self.num_groups, self.num_channels = int(num_groups), int(num_channels)
         self.eps, self.affine = float(eps), affine
         dt = _dtype(dtype)
-        if affine:
-            self.weight = Parameter(np.ones(num_channels, dt))
-            self.bias = Parameter(np.zeros(num_channels, dt))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _optional_parameters(self, affine, weight=np.ones(num_channels, dt),
+                             bias=np.zeros(num_channels, dt))
 
     def forward(self, input):  # noqa: A002
         return N.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -618,29 +609,14 @@ class GroupNorm(Module):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     _dim = 2
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device=None,
                  dtype=None) -> None:
-        super().__init__()
-        self.num_features, self.eps, self.momentum = int(num_features), float(eps), momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        dt = _dtype(dtype)
-        if affine:
-            self.weight = Parameter(np.ones(num_features, dt))
-            self.bias = Parameter(np.zeros(num_features, dt))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", np.zeros(num_features, dt))
-            self.register_buffer("running_var", np.ones(num_features, dt))
-            self.register_buffer("num_batches_tracked", np.zeros((), np.int64))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
 
     def forward(self, input):  # noqa: A002
         nd = len(input.shape)
@@ -658,10 +634,6 @@ class _InstanceNorm(Module):
                             use_input_stats, 0.1 if self.momentum is None else self.momentum,
                             self.eps)
         return _F.squeeze(y, 0) if unbatched else y
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):

@@ -117,22 +117,15 @@ class Module:
     def __getattr__(self, name: str):
         d = self.__dict__
         if "_parameters" in d:
-            params = d["_parameters"]
-            if name in params:
-                p = params[name]
-                if p is not None:
-                    g = _binding_graph()
-                    if g is not None:
-                        return capture_variable(p, g, f"{type(self).__name__}/{name}")
-                return p
-            bufs = d["_buffers"]
-            if name in bufs:
-                b = bufs[name]
-                if b is not None:
-                    g = _binding_graph()
-                    if g is not None:
-                        return capture_variable(b, g, f"{type(self).__name__}/{name}")
-                return b
+            # parameters and buffers read inside a trace or a graph are that graph's variables
+            for store in (d["_parameters"], d["_buffers"]):
+                if name in store:
+                    value = store[name]
+                    if value is not None:
+                        g = _binding_graph()
+                        if g is not None:
+                            return capture_variable(value, g, f"{type(self).__name__}/{name}")
+                    return value
             mods = d["_modules"]
             if name in mods:
                 return mods[name]
@@ -143,33 +136,29 @@ class Module:
         if "_parameters" not in d and isinstance(value, (Parameter, Module, Buffer)):
             raise AttributeError("cannot assign parameters, buffers or modules before "
                                  "Module.__init__() call")
-        params, bufs, mods = d.get("_parameters"), d.get("_buffers"), d.get("_modules")
-        if isinstance(value, Parameter):
-            self._drop(name)
-            self.register_parameter(name, value)
-        elif params is not None and name in params:
-            if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
-                                f"(torch.nn.Parameter or None expected)")
-            params[name] = None
-        elif isinstance(value, Module):
-            self._drop(name)
-            mods[name] = value
-        elif mods is not None and name in mods:
-            if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
-                                f"'{name}' (torch.nn.Module or None expected)")
-            mods[name] = None
-        elif isinstance(value, Buffer):
-            self._drop(name)
-            self.register_buffer(name, value, value.persistent)
-        elif bufs is not None and name in bufs:
-            if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                f"(a Tensor or None expected)")
-            bufs[name] = value
-        else:
-            object.__setattr__(self, name, value)
+        # A value of a kind registers under the name; an existing entry of a kind may be
+        # replaced only by None (or, for a buffer, any Tensor); everything else is an attribute.
+        for cls, store, what, also in ((Parameter, "_parameters", "parameter", None),
+                                       (Module, "_modules", "child module", None),
+                                       (Buffer, "_buffers", "buffer", Tensor)):
+            if isinstance(value, cls):
+                self._drop(name)
+                if cls is Parameter:
+                    self.register_parameter(name, value)
+                elif cls is Buffer:
+                    self.register_buffer(name, value, value.persistent)
+                else:
+                    d[store][name] = value
+                return
+            entries = d.get(store)
+            if entries is not None and name in entries:
+                if value is not None and not (also and isinstance(value, also)):
+                    expected = also.__name__ if also else f"torch.nn.{cls.__name__}"
+                    raise TypeError(f"cannot assign '{type(value).__name__}' as {what} "
+                                    f"'{name}' (a {expected} or None expected)")
+                entries[name] = value
+                return
+        object.__setattr__(self, name, value)
 
     def _drop(self, name: str) -> None:
         d = self.__dict__

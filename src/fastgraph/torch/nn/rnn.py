@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import ops as _F
 from . import init
-from .layers import _dtype
+from .layers import _dtype, _optional_parameters
 from .module import Module
 from .parameter import Parameter
 
@@ -215,12 +215,8 @@ class _CellBase(Module):
         gates = _GATES[self._mode] * hidden_size
         self.weight_ih = Parameter(np.empty((gates, input_size), dt))
         self.weight_hh = Parameter(np.empty((gates, hidden_size), dt))
-        if bias:
-            self.bias_ih = Parameter(np.empty(gates, dt))
-            self.bias_hh = Parameter(np.empty(gates, dt))
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        _optional_parameters(self, bias, bias_ih=np.empty(gates, dt),
+                             bias_hh=np.empty(gates, dt))
         std = 1.0 / math.sqrt(hidden_size)
         for p in self._parameters.values():
             if p is not None:
