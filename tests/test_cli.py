@@ -265,8 +265,11 @@ def _fake_module(name: str, **attrs):
 
 
 def _patch_bench(monkeypatch, mod, fakes: dict):
-    """One timed round per comparison, no settling pause; ``peers`` answers with ``fakes``."""
-    real_compare = mod.compare
+    """One timed round per comparison, no settling pause, in the module's own calls of
+    ``compare`` and in the shared harness's (``fastgraph.bench.timing``); ``peers`` answers with
+    ``fakes``."""
+    from fastgraph.bench import timing
+    real_compare = timing.compare
 
     def compare(name, candidates, **kw):
         kw.update(rounds=1, number=1, settle=0.0)
@@ -275,7 +278,9 @@ def _patch_bench(monkeypatch, mod, fakes: dict):
     def peers(*names):
         return ({n: fakes[n] for n in names if n in fakes}, [n for n in names if n not in fakes])
 
-    monkeypatch.setattr(mod, "compare", compare)
+    monkeypatch.setattr(timing, "compare", compare)
+    if hasattr(mod, "compare"):
+        monkeypatch.setattr(mod, "compare", compare)
     monkeypatch.setattr(mod, "peers", peers)
 
 

@@ -39,8 +39,8 @@ from typing import Any, Callable
 import numpy as np
 
 from fastgraph.bench.timing import (
-    SETTLE_S, compare, module_eager_step, module_function_step, peers, print_results, repeated,
-    script_main, target_note)
+    eager_sgd_step, headline_rows, module_eager_step, module_function_step, peers,
+    print_training_steps, script_main, time_training_steps, training_steps_summary)
 
 BATCH = 64
 LR = 0.01
@@ -151,16 +151,7 @@ def fastgraph_eager_step_fn(X, y, params0):
     import fastgraph.nn_ops as N
 
     params = [fg.tensor(p.copy(), requires_grad=True) for p in params0]
-    opt = fg.optim.SGD(params, lr=LR)
-
-    def step() -> float:
-        opt.zero_grad()
-        loss = N.cross_entropy(_fg_net(N, fg, params, X), y)
-        loss.backward()
-        opt.step()
-        return float(loss.item())
-
-    return step
+    return eager_sgd_step(params, lambda: N.cross_entropy(_fg_net(N, fg, params, X), y), LR)
 
 
 def fastgraph_function_step_fn(X, y, params0):
@@ -199,24 +190,18 @@ def lenet_module(params0):
     return model
 
 
-def fastgraph_nn_eager_step_fn(X, y, params0):
-    import fastgraph.torch.nn.functional as F
-    return module_eager_step(lenet_module(params0), X, y, F.cross_entropy, LR)
-
-
-def fastgraph_nn_function_step_fn(X, y, params0):
-    import fastgraph.torch.nn.functional as F
-    return module_function_step(lenet_module(params0), X, y, F.cross_entropy, LR)
-
-
 def candidates(X, y, params0) -> tuple[dict[str, Callable[[], float]], dict[str, str]]:
     """Step functions of every candidate available here, and why others are skipped."""
+    import fastgraph.torch.nn.functional as F
+
     steps: dict[str, Callable[[], float]] = {}
     skipped: dict[str, str] = {}
     steps["fastgraph"] = fastgraph_eager_step_fn(X, y, params0)
     steps["fastgraph_function"] = fastgraph_function_step_fn(X, y, params0)
-    steps["fastgraph_nn"] = fastgraph_nn_eager_step_fn(X, y, params0)
-    steps["fastgraph_nn_function"] = fastgraph_nn_function_step_fn(X, y, params0)
+    # the module versions: each its own copy of the weights
+    steps["fastgraph_nn"] = module_eager_step(lenet_module(params0), X, y, F.cross_entropy, LR)
+    steps["fastgraph_nn_function"] = module_function_step(lenet_module(params0), X, y,
+                                                          F.cross_entropy, LR)
     available, _ = peers("torch", "jax")
     if "torch" in available:
         steps["torch"] = torch_step_fn(X, y, params0)
@@ -237,66 +222,21 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
     X, y, params0 = make_data()
     nthreads = threads or fg.get_num_threads()
     steps, skipped = candidates(X, y, params0)
-    if "torch" in steps:
-        import torch
-        torch.set_num_threads(nthreads)
-    # The first step's loss must agree (same weights, same data), else we time different work.
-    first = {}
-    for k, s in list(steps.items()):
-        try:
-            first[k] = s()
-        except Exception as exc:
-            if k == "fastgraph":
-                raise
-            skipped[k] = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-            del steps[k]
-    ref = first["fastgraph"]
-    for k, v in first.items():
-        if not np.isclose(v, ref, rtol=1e-4):
-            raise AssertionError(f"bench_cnn: {k} first loss {v} != fastgraph's {ref}")
-    n = 2 if quick else STEPS
-    res = compare(f"LeNet step batch {BATCH} 1x28x28 float32",
-                  {k: repeated(s, n) for k, s in steps.items()}, rounds=3 if quick else ROUNDS,
-                  warmup=1, number=1, settle=SETTLE_S,
-                  meta={"steps_per_round": n, "threads": nthreads, "settle_s": SETTLE_S,
-                        "first_loss": ref})
-    for st in res.stats.values():  # report per training step
-        st.times = [t / n for t in st.times]
-    ms = {k: 1e3 * res.stats[k].median for k in steps}
-    ratios = {f"{a}/{b}": ms[a] / ms[b] for (a, b) in TARGETS if a in ms and b in ms}
+    res, first = time_training_steps(
+        "cnn", f"LeNet step batch {BATCH} 1x28x28 float32", steps, skipped,
+        reference="fastgraph", required=["fastgraph"], steps_per_round=2 if quick else STEPS,
+        rounds=3 if quick else ROUNDS, threads=nthreads, record_first_loss=True)
+    missing = [k for k in skipped if k in ("torch", "jax_jit")]
     if verbose:
-        print_results([res], [k for k in skipped if k in ("torch", "jax_jit")])
-        print(f"first-step loss (every candidate): {ref:.5f}")
-        for k, why in skipped.items():
-            print(f"skipped {k}: {why}")
-        for (a, b), target in TARGETS.items():
-            if a in ms and b in ms:
-                r = ms[a] / ms[b]
-                print(f"{a}/{b} = {r:.3f} ({target_note(r, target, quick)}; "
-                      f"median of per-round ratios {res.paired_ratio(a, b):.3f})")
-    headline = []
-    for a in ("fastgraph", "fastgraph_function", "fastgraph_nn", "fastgraph_nn_function"):
-        for b in ("torch", "torch_compile", "jax_jit"):
-            if a in ms and b in ms:
-                fa, fb = res.stats[a].min, res.stats[b].min
-                headline.append({"case": "LeNet training step", "fastgraph": a, "peer": b,
-                                 "fastgraph_s": ms[a] / 1e3, "peer_s": ms[b] / 1e3,
-                                 "ratio": ms[a] / ms[b], "fastgraph_min_s": fa,
-                                 "peer_min_s": fb, "ratio_min": fa / fb,
-                                 "ratio_paired": res.paired_ratio(a, b),
-                                 "target": TARGETS.get((a, b))})
-    return {
-        "benchmark": "cnn",
-        "headline": headline,
-        "quick": quick,
-        "results": [res.to_dict()],
-        "missing": [k for k in skipped if k in ("torch", "jax_jit")],
-        "skipped": skipped,
-        "ms_per_step": ms,
-        "first_loss": first,
-        "target_ratios": ratios,
-        "targets": {f"{a}/{b}": t for (a, b), t in TARGETS.items()},
-    }
+        print_training_steps(res, skipped, missing, TARGETS, quick,
+                             [f"first-step loss (every candidate): {first['fastgraph']:.5f}"])
+    headline = headline_rows(
+        "LeNet training step", res,
+        [(a, b) for a in ("fastgraph", "fastgraph_function", "fastgraph_nn",
+                          "fastgraph_nn_function") for b in ("torch", "torch_compile", "jax_jit")],
+        TARGETS)
+    return training_steps_summary("cnn", res, skipped, missing, TARGETS, quick, headline,
+                                  first_loss=first)
 
 
 def main(argv: list[str] | None = None) -> int:

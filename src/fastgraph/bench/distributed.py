@@ -31,7 +31,6 @@ Under ``mpirun -n 1`` only the single-rank numbers are printed.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import socket
 import statistics
@@ -61,22 +60,23 @@ def _data():
     return X, y, params
 
 
-def fastgraph_eager_step(X, y, params0, distributed: bool):
+def _eager_step(params0, loss_of, lr: float, distributed: bool):
+    """The eager SGD step of :func:`fastgraph.bench.timing.eager_sgd_step` over fresh copies of
+    ``params0`` (``loss_of(params)`` the forward), through ``DistributedOptimizer`` when
+    ``distributed``."""
     import fastgraph as fg
     import fastgraph.distributed as dist
-    from fastgraph.bench import mlp
+    from fastgraph.bench.timing import eager_sgd_step
     params = [fg.tensor(p.copy(), requires_grad=True) for p in params0]
-    opt = fg.optim.SGD(params, lr=mlp.LR)
-    if distributed:
-        opt = dist.DistributedOptimizer(opt)
+    return eager_sgd_step(params, lambda: loss_of(params), lr,
+                          dist.DistributedOptimizer if distributed else None)
 
-    def step():
-        opt.zero_grad()
-        loss = fg.cross_entropy(mlp._mlp(fg, params, X), y)
-        loss.backward()
-        opt.step()
-        return float(loss.item())
-    return step
+
+def fastgraph_eager_step(X, y, params0, distributed: bool):
+    import fastgraph as fg
+    from fastgraph.bench import mlp
+    return _eager_step(params0, lambda p: fg.cross_entropy(mlp._mlp(fg, p, X), y), mlp.LR,
+                       distributed)
 
 
 CNN_GLOBAL_BATCH = 256
@@ -85,21 +85,10 @@ CNN_GLOBAL_BATCH = 256
 def cnn_eager_step(X, y, params0, distributed: bool):
     """The LeNet step of ``fastgraph.bench.cnn`` (eager, ``fg.optim.SGD``)."""
     import fastgraph as fg
-    import fastgraph.distributed as dist
     import fastgraph.nn_ops as N
     from fastgraph.bench import cnn
-    params = [fg.tensor(p.copy(), requires_grad=True) for p in params0]
-    opt = fg.optim.SGD(params, lr=cnn.LR)
-    if distributed:
-        opt = dist.DistributedOptimizer(opt)
-
-    def step():
-        opt.zero_grad()
-        loss = N.cross_entropy(cnn._fg_net(N, fg, params, X), y)
-        loss.backward()
-        opt.step()
-        return float(loss.item())
-    return step
+    return _eager_step(params0, lambda p: N.cross_entropy(cnn._fg_net(N, fg, p, X), y), cnn.LR,
+                       distributed)
 
 
 def _cnn_data():
@@ -366,6 +355,7 @@ def report(out: dict[str, Any], file=sys.stdout) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from fastgraph.bench.timing import save_json
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds and sizes")
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch DDP out")
@@ -375,8 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     if _world().rank == 0:
         report(out)
         if args.json:
-            with open(args.json, "w") as f:
-                json.dump(out, f, indent=2)
+            save_json(out, args.json)
     return 0
 
 

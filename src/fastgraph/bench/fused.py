@@ -158,10 +158,9 @@ def jax_fns(jax):
     return forward, grad, convert, forward_numpy, grad_numpy
 
 
-def torch_fns(torch):
-    def f(a, b, c, d):
-        return torch.tanh(a * b + c) * torch.sigmoid(d) + 0.5 * a * a
-
+def _torch_forward_grad(torch, f) -> tuple[Callable, Callable]:
+    """PyTorch's forward (under ``no_grad``) and gradient (fresh leaves, ``backward`` of the
+    sum) of ``f``, eager or compiled."""
     def forward(a, b, c, d):
         with torch.no_grad():
             return f(a, b, c, d)
@@ -171,25 +170,22 @@ def torch_fns(torch):
         f(*leaves).sum().backward()
         return tuple(x.grad for x in leaves)
 
+    return forward, grad
+
+
+def torch_fns(torch):
+    def f(a, b, c, d):
+        return torch.tanh(a * b + c) * torch.sigmoid(d) + 0.5 * a * a
+
     def convert(arrays):
         return tuple(torch.from_numpy(x) for x in arrays)
 
-    return f, forward, grad, convert
+    return (f, *_torch_forward_grad(torch, f), convert)
 
 
 def torch_compile_fns(torch, f, args) -> tuple[Callable, Callable] | str:
     """``torch.compile`` versions, or why not (compilation error, or over the time limit)."""
-    cf = torch.compile(f)
-
-    def forward(a, b, c, d):
-        with torch.no_grad():
-            return cf(a, b, c, d)
-
-    def grad(a, b, c, d):
-        leaves = [x.detach().requires_grad_() for x in (a, b, c, d)]
-        cf(*leaves).sum().backward()
-        return tuple(x.grad for x in leaves)
-
+    forward, grad = _torch_forward_grad(torch, torch.compile(f))
     use_alarm = hasattr(signal, "SIGALRM")
 
     def _timeout(signum, frame):

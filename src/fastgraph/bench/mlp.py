@@ -54,8 +54,8 @@ from typing import Any, Callable
 import numpy as np
 
 from fastgraph.bench.timing import (
-    SETTLE_S, compare, module_eager_step, module_function_step, peers, print_results, repeated,
-    script_main, target_note)
+    eager_sgd_step, headline_rows, module_eager_step, module_function_step, ms_per_step, peers,
+    print_training_steps, script_main, time_training_steps, training_steps_summary)
 
 SIZES = (784, 256, 256, 10)
 BATCH = 128
@@ -188,16 +188,7 @@ def fastgraph_eager_step_fn(X, y, params0):
     import fastgraph as fg
 
     params = [fg.tensor(p.copy(), requires_grad=True) for p in params0]
-    opt = fg.optim.SGD(params, lr=LR)
-
-    def step() -> float:
-        opt.zero_grad()
-        loss = fg.cross_entropy(_mlp(fg, params, X), y)
-        loss.backward()
-        opt.step()
-        return float(loss.item())
-
-    return step
+    return eager_sgd_step(params, lambda: fg.cross_entropy(_mlp(fg, params, X), y), LR)
 
 
 def fastgraph_static_step_fn(X, y, params0):
@@ -332,43 +323,14 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
     X, y, params0 = make_data()
     nthreads = threads or fg.get_num_threads()
     steps, skipped = candidates(X, y, params0)
-    if "torch" in steps:
-        import torch
-        torch.set_num_threads(nthreads)
-    # First step's loss must agree (same weights, same data), else we time different work.
-    first = {}
-    for k, s in list(steps.items()):
-        try:
-            first[k] = s()
-        except Exception as exc:
-            if k in ("numpy", "fastgraph"):
-                raise
-            skipped[k] = f"failed: {type(exc).__name__}: {exc}"
-            del steps[k]
-    ref = first["numpy"]
-    for k, v in first.items():
-        if k == GEMMS_ONLY:
-            continue
-        if not np.isclose(v, ref, rtol=1e-4):
-            raise AssertionError(f"bench_mlp: {k} first loss {v} != numpy's {ref}")
-    n = 5 if quick else STEPS
-    res = compare(f"MLP step {'-'.join(map(str, SIZES))} batch {BATCH} float32",
-                  {k: repeated(s, n) for k, s in steps.items()}, rounds=3 if quick else 21,
-                  warmup=1, number=1, settle=SETTLE_S,
-                  meta={"steps_per_round": n, "threads": nthreads, "settle_s": SETTLE_S})
-    for st in res.stats.values():  # report per training step
-        st.times = [t / n for t in st.times]
-    ms = {k: 1e3 * res.stats[k].median for k in steps}
-    ratios = {f"{a}/{b}": ms[a] / ms[b] for (a, b) in TARGETS if a in ms and b in ms}
+    res, _ = time_training_steps(
+        "mlp", f"MLP step {'-'.join(map(str, SIZES))} batch {BATCH} float32", steps, skipped,
+        reference="numpy", required=["numpy", "fastgraph"], unchecked=[GEMMS_ONLY],
+        steps_per_round=5 if quick else STEPS, rounds=3 if quick else 21, threads=nthreads)
+    ms = ms_per_step(res)
+    missing = [k for k in skipped if k == "torch"]
     if verbose:
-        print_results([res], [k for k in skipped if k == "torch"])
-        for k, why in skipped.items():
-            print(f"skipped {k}: {why}")
-        for (a, b), target in TARGETS.items():
-            if a in ms and b in ms:
-                r = ms[a] / ms[b]
-                print(f"{a}/{b} = {r:.3f} ({target_note(r, target, quick)}; "
-                      f"median of per-round ratios {res.paired_ratio(a, b):.3f})")
+        print_training_steps(res, skipped, missing, TARGETS, quick)
     floor = {}
     if GEMMS_ONLY in ms:
         # The products are the same calls in every candidate, so the share of NumPy by hand's
@@ -388,34 +350,15 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
                     print(f"  {a}: time outside the products {ms[a] - gem:.3f} ms against "
                           f"NumPy by hand's {ms['numpy'] - gem:.3f} ms "
                           f"({floor[f'{a}_rest/numpy_rest']:.2f}x)")
-    headline = []
     # every candidate against NumPy and PyTorch, and the module versions against the functional
     # steps they must stay within 5% of
     pairs = [(a, b) for a in ("fastgraph", "fastgraph_static", "fastgraph_function",
                               "fastgraph_function_grads", "fastgraph_nn", "fastgraph_nn_function")
              for b in ("numpy", "torch")]
     pairs += [ab for ab in TARGETS if ab not in pairs]
-    for a, b in pairs:
-        if a in ms and b in ms:
-            fa, fb = res.stats[a].min, res.stats[b].min
-            headline.append({"case": "MLP training step", "fastgraph": a, "peer": b,
-                             "fastgraph_s": ms[a] / 1e3, "peer_s": ms[b] / 1e3,
-                             "ratio": ms[a] / ms[b], "fastgraph_min_s": fa,
-                             "peer_min_s": fb, "ratio_min": fa / fb,
-                             "ratio_paired": res.paired_ratio(a, b),
-                             "target": TARGETS.get((a, b))})
-    return {
-        "benchmark": "mlp",
-        "headline": headline,
-        "quick": quick,
-        "results": [res.to_dict()],
-        "missing": [k for k in skipped if k == "torch"],
-        "skipped": skipped,
-        "ms_per_step": ms,
-        "target_ratios": ratios,
-        "gemm_floor": floor,
-        "targets": {f"{a}/{b}": t for (a, b), t in TARGETS.items()},
-    }
+    headline = headline_rows("MLP training step", res, pairs, TARGETS)
+    return training_steps_summary("mlp", res, skipped, missing, TARGETS, quick, headline,
+                                  gemm_floor=floor)
 
 
 def main(argv: list[str] | None = None) -> int:

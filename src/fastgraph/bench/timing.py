@@ -457,7 +457,7 @@ def script_main(run: Callable[..., dict], doc: str | None, quick_help: str = "sm
     return 0
 
 
-# ---- training steps shared by the model workloads (mlp, cnn) ---------------------------------
+# ---- training steps shared by the model workloads (mlp, cnn, distributed) --------------------
 def repeated(step: Callable[[], Any], n: int) -> Callable[[], None]:
     """``step`` called ``n`` times: one timed sample of a training-step candidate."""
     def many():
@@ -466,21 +466,39 @@ def repeated(step: Callable[[], Any], n: int) -> Callable[[], None]:
     return many
 
 
-def module_eager_step(model, X, y, loss_fn: Callable, lr: float) -> Callable[[], float]:
-    """One eager SGD step of a ``fastgraph.torch.nn`` module: ``zero_grad``, forward,
-    ``backward``, ``fg.optim.SGD.step``; returns the loss."""
+def eager_sgd_step(params, loss_of: Callable[[], Any], lr: float,
+                   wrap_optimizer: Callable | None = None) -> Callable[[], float]:
+    """One eager SGD step over ``params`` (Tensors that require grad): ``zero_grad``,
+    ``loss_of()`` (the forward, returning the loss), ``backward``, ``fg.optim.SGD.step``;
+    returns the loss.  ``wrap_optimizer`` wraps the SGD optimizer (the distributed workload's
+    ``DistributedOptimizer``).
+
+    >>> import fastgraph as fg
+    >>> w = fg.tensor([1.0], requires_grad=True)
+    >>> step = eager_sgd_step([w], lambda: (w * w).sum(), lr=0.25)
+    >>> step(), w.item()
+    (1.0, 0.5)
+    """
     import fastgraph as fg
 
-    opt = fg.optim.SGD(list(model.parameters()), lr=lr)
+    opt = fg.optim.SGD(list(params), lr=lr)
+    if wrap_optimizer is not None:
+        opt = wrap_optimizer(opt)
 
     def step() -> float:
         opt.zero_grad()
-        loss = loss_fn(model(X), y)
+        loss = loss_of()
         loss.backward()
         opt.step()
         return float(loss.item())
 
     return step
+
+
+def module_eager_step(model, X, y, loss_fn: Callable, lr: float) -> Callable[[], float]:
+    """One eager SGD step of a ``fastgraph.torch.nn`` module (:func:`eager_sgd_step` of
+    ``loss_fn(model(X), y)`` over its parameters); returns the loss."""
+    return eager_sgd_step(model.parameters(), lambda: loss_fn(model(X), y), lr)
 
 
 def module_function_step(model, X, y, loss_fn: Callable, lr: float) -> Callable[[], float]:
@@ -497,3 +515,123 @@ def module_function_step(model, X, y, loss_fn: Callable, lr: float) -> Callable[
         return loss
 
     return lambda: float(train_step(X, y))
+
+
+def time_training_steps(bench: str, title: str, steps: dict[str, Callable[[], Any]],
+                        skipped: dict[str, str], *, reference: str, required: Iterable[str],
+                        unchecked: Iterable[str] = (), steps_per_round: int, rounds: int,
+                        threads: int, record_first_loss: bool = False
+                        ) -> tuple[Result, dict[str, Any]]:
+    """The model workloads' harness: each step run once untimed, then timed side by side.
+
+    The first run of each step returns its loss: a step that raises is moved to ``skipped``
+    (unless it is ``required``), and every loss but the ``unchecked`` steps' must agree with
+    ``reference``'s (same weights, same data: else the candidates would time different work).
+    Then :func:`compare` over blocks of ``steps_per_round`` steps, ``rounds`` rounds after one
+    warm-up, each block after a ``SETTLE_S`` pause; the times are reported per training step.
+    PyTorch, when a candidate, gets ``threads`` threads; the result's metadata has the steps
+    per round, the threads, the pause and (``record_first_loss``) the reference's first loss.
+    Returns the result and the first losses.
+
+    >>> import fastgraph as fg
+    >>> w = fg.tensor([1.0], requires_grad=True)
+    >>> steps = {"fastgraph": eager_sgd_step([w], lambda: (w * w).sum(), lr=0.0),
+    ...          "python": lambda: 1.0}
+    >>> res, first = time_training_steps("demo", "w * w", steps, {}, reference="fastgraph",
+    ...                                  required=["fastgraph"], steps_per_round=2, rounds=2,
+    ...                                  threads=1)
+    >>> first, res.meta["steps_per_round"]
+    ({'fastgraph': 1.0, 'python': 1.0}, 2)
+    """
+    import numpy as np
+
+    if "torch" in steps:
+        import torch
+        torch.set_num_threads(threads)
+    required, unchecked = set(required), set(unchecked)
+    first: dict[str, Any] = {}
+    for k, s in list(steps.items()):
+        try:
+            first[k] = s()
+        except Exception as exc:
+            if k in required:
+                raise
+            why = (str(exc).splitlines() or [""])[0][:200]
+            skipped[k] = f"failed: {type(exc).__name__}: {why}"
+            del steps[k]
+    ref = first[reference]
+    for k, v in first.items():
+        if k not in unchecked and not np.isclose(v, ref, rtol=1e-4):
+            raise AssertionError(f"bench_{bench}: {k} first loss {v} != {reference}'s {ref}")
+    n = steps_per_round
+    meta = {"steps_per_round": n, "threads": threads, "settle_s": SETTLE_S}
+    if record_first_loss:
+        meta["first_loss"] = ref
+    res = compare(title, {k: repeated(s, n) for k, s in steps.items()}, rounds=rounds,
+                  warmup=1, number=1, settle=SETTLE_S, meta=meta)
+    for st in res.stats.values():
+        st.times = [t / n for t in st.times]
+    return res, first
+
+
+def ms_per_step(res: Result) -> dict[str, float]:
+    """Each candidate's median time in milliseconds."""
+    return {k: 1e3 * st.median for k, st in res.stats.items()}
+
+
+def print_training_steps(res: Result, skipped: Mapping[str, str], missing: Iterable[str],
+                         targets: Mapping[tuple[str, str], float], quick: bool,
+                         notes: Iterable[str] = ()) -> None:
+    """The model workloads' report: the table, the peers ``missing``, the ``notes`` lines, why
+    each candidate in ``skipped`` was, and each target ratio (``(a, b) -> target`` for ``a``'s
+    time over ``b``'s) with its verdict (:func:`target_note`) and its paired ratio."""
+    print_results([res], missing)
+    for line in notes:
+        print(line)
+    for k, why in skipped.items():
+        print(f"skipped {k}: {why}")
+    ms = ms_per_step(res)
+    for (a, b), target in targets.items():
+        if a in ms and b in ms:
+            r = ms[a] / ms[b]
+            print(f"{a}/{b} = {r:.3f} ({target_note(r, target, quick)}; "
+                  f"median of per-round ratios {res.paired_ratio(a, b):.3f})")
+
+
+def headline_rows(case: str, res: Result, pairs: Iterable[tuple[str, str]],
+                  targets: Mapping[tuple[str, str], float]) -> list[dict[str, Any]]:
+    """One row of the suite's headline table per pair ``(a, b)`` of candidates both timed: the
+    medians (seconds), their ratio, the minimums and theirs, the paired ratio, the target."""
+    rows = []
+    for a, b in pairs:
+        if a in res.stats and b in res.stats:
+            ma, mb = res.stats[a].median, res.stats[b].median
+            fa, fb = res.stats[a].min, res.stats[b].min
+            rows.append({"case": case, "fastgraph": a, "peer": b, "fastgraph_s": ma,
+                         "peer_s": mb, "ratio": ma / mb, "fastgraph_min_s": fa,
+                         "peer_min_s": fb, "ratio_min": fa / fb,
+                         "ratio_paired": res.paired_ratio(a, b), "target": targets.get((a, b))})
+    return rows
+
+
+def training_steps_summary(bench: str, res: Result, skipped: Mapping[str, str],
+                           missing: list[str], targets: Mapping[tuple[str, str], float],
+                           quick: bool, headline: list[dict[str, Any]],
+                           **extra: Any) -> dict[str, Any]:
+    """What a model workload's ``run`` returns (the suite's JSON): its headline rows, the
+    result, who was skipped and why, milliseconds per step, the target ratios and targets
+    (``"a/b"`` keys), and the workload's ``extra`` entries."""
+    ms = ms_per_step(res)
+    return {
+        "benchmark": bench,
+        "headline": headline,
+        "quick": quick,
+        "results": [res.to_dict()],
+        "missing": missing,
+        "skipped": dict(skipped),
+        "ms_per_step": ms,
+        "target_ratios": {f"{a}/{b}": ms[a] / ms[b] for (a, b) in targets
+                          if a in ms and b in ms},
+        "targets": {f"{a}/{b}": t for (a, b), t in targets.items()},
+        **extra,
+    }
