@@ -202,8 +202,14 @@ def torch_flatten(x, start_dim=0, end_dim=-1):
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = tuple(x.shape)
-    return F.reshape(x, shape[:s] + (int(np.prod(shape[s:e + 1], dtype=np.int64)),)
-                     + shape[e + 1:])
+    merged = shape[s:e + 1]
+    # a graph's unknown dimension (None: a placeholder's batch) is reshape's inferred one (-1)
+    target = tuple(-1 if d is None else d for d in shape[:s] + (
+        None if None in merged else int(np.prod(merged, dtype=np.int64)),) + shape[e + 1:])
+    if target.count(-1) > 1:
+        raise ValueError(f"flatten(): node {getattr(x, 'name', '')!r} has more than one "
+                         f"unknown dimension after flattening (static shape {shape})")
+    return F.reshape(x, target)
 
 
 def torch_expand(x, *sizes):

@@ -19,10 +19,10 @@ from .._core import OpDef, holds_graph_value, is_tensor, random_state, register_
 from .._core.errors import MixedKindsError
 from .._core.naming import register_namer
 from ..ops.methods import OpMethods
-from ..ops.torch_methods import TorchMethods
+from ..ops.torch_methods import SizeValue, TorchMethods
 from .graph import Graph, SubGraph, get_default_graph
 
-__all__ = ["Node", "static_apply", "as_node", "attrs_key", "NODE_TYPES"]
+__all__ = ["Node", "UnknownSize", "static_apply", "as_node", "attrs_key", "NODE_TYPES"]
 
 _ndarray = np.ndarray
 
@@ -37,6 +37,46 @@ CONST = _pseudo("Const")
 VARIABLE = _pseudo("Variable")
 ASSIGN = _pseudo("Assign")
 GROUP = _pseudo("NoOp")
+
+
+class UnknownSize:
+    """``node.size`` of a Node whose static shape has unknown dimensions: the element count is
+    known only when the graph runs, so it is no ``int`` (``int()`` of it raises).  Called as
+    PyTorch's ``x.size(d)`` it gives dimension ``d`` when the static shape knows it; an unknown
+    dimension, and ``x.size()`` (a ``torch.Size`` holds ints), raise naming the node and
+    saying what to write instead (``-1`` in ``view``/``reshape``)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: "Node") -> None:
+        self.node = node
+
+    def _unknown(self, what: str) -> ValueError:
+        node = self.node
+        shape = "unknown" if node.shape is None else tuple(node.shape)
+        return ValueError(
+            f"{what} of node {node.name!r} is not known before the graph runs (static shape "
+            f"{shape}): write -1 for it in view()/reshape(), or read x.shape, the static shape "
+            f"with None where unknown")
+
+    def __call__(self, dim=None):
+        shape = self.node.shape
+        if shape is None:
+            raise self._unknown("size(): the rank")
+        if dim is None:
+            raise self._unknown("size(): the shape")
+        d = SizeValue(0, tuple(shape))(dim)          # PyTorch's check of dim, then the value
+        if d is None:
+            raise self._unknown(f"size({dim}): dimension {dim}")
+        return d
+
+    def __int__(self):
+        raise self._unknown("the element count")
+
+    __index__ = __int__
+
+    def __repr__(self) -> str:
+        return f"<unknown size of node {self.node.name!r}>"
 
 
 class Node(TorchMethods, OpMethods):
@@ -75,9 +115,30 @@ class Node(TorchMethods, OpMethods):
 
     @property
     def size(self):
+        """The element count of the static shape (NumPy's ``ndarray.size``, an ``int``);
+        called, PyTorch's ``x.size()`` (the shape) or ``x.size(dim)``, as on a Tensor.  Where
+        the shape has unknown dimensions (a placeholder's ``None`` batch) the count is not an
+        ``int`` but an :class:`UnknownSize`: ``x.size(d)`` still gives a known dimension.
+
+            >>> x = fg.placeholder(fg.float32, (None, 3, 4))   # doctest: +SKIP
+            >>> x.size(1), x.size(-1)                           # doctest: +SKIP
+            (3, 4)
+        """
         if self.shape is None or None in self.shape:
-            return None
-        return int(np.prod(self.shape, dtype=np.int64))
+            return UnknownSize(self)
+        return SizeValue(int(np.prod(self.shape, dtype=np.int64)), tuple(self.shape))
+
+    def backward(self, *args, **kwargs):
+        """Not on a graph value: the PyTorch step's ``loss.backward(); opt.step()`` has no
+        graph form, so it raises, saying what to write instead."""
+        raise TypeError(
+            f"backward() on the symbolic Node {self.name!r}: inside fg.function (or in a graph) "
+            f"gradients are symbolic, and loss.backward(); opt.step() has no graph form. Return "
+            f"the loss from a function and differentiate it with fg.grad / fg.value_and_grad "
+            f"(then step the optimizer outside), or, for a module's parameters, write the update "
+            f"in the trace: params = list(model.parameters()); for p, g in zip(params, "
+            f"fg.gradients(loss, params)): fg.assign(p, p - lr * g) (docs/pytorch.md, "
+            f"\"Compiled and static\")")
 
     def get_shape(self):
         return self.shape
