@@ -39,7 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from fastgraph.bench.timing import (
-    eager_sgd_step, headline_rows, module_eager_step, module_function_step, peers,
+    eager_sgd_step, module_eager_step, module_function_step, peers,
     print_training_steps, script_main, time_training_steps, training_steps_summary)
 
 BATCH = 64
@@ -49,6 +49,10 @@ ROUNDS = 15
 TARGETS = {("fastgraph", "torch"): 1.0, ("fastgraph_function", "torch"): 0.8,
            ("fastgraph_function", "jax_jit"): 1.0, ("fastgraph_nn", "torch"): 1.0,
            ("fastgraph_nn_function", "torch"): 0.8, ("fastgraph_nn_function", "jax_jit"): 1.0}
+#: the summary's rows: every fastgraph candidate against every peer
+HEADLINE_PAIRS = [(a, b) for a in ("fastgraph", "fastgraph_function", "fastgraph_nn",
+                                   "fastgraph_nn_function")
+                  for b in ("torch", "torch_compile", "jax_jit")]
 #: parameter shapes in PyTorch's layout: conv weights (out, in, kh, kw), linear (out, in)
 SHAPES = [(8, 1, 5, 5), (8,), (16, 8, 5, 5), (16,), (120, 400), (120,), (10, 120), (10,)]
 
@@ -217,26 +221,18 @@ def candidates(X, y, params0) -> tuple[dict[str, Callable[[], float]], dict[str,
 
 def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -> dict[str, Any]:
     """``quick``: 2 steps per round and 3 rounds instead of 10 and 15."""
-    import fastgraph as fg
-
-    X, y, params0 = make_data()
-    nthreads = threads or fg.get_num_threads()
-    steps, skipped = candidates(X, y, params0)
+    steps, skipped = candidates(*make_data())
     res, first = time_training_steps(
         "cnn", f"LeNet step batch {BATCH} 1x28x28 float32", steps, skipped,
         reference="fastgraph", required=["fastgraph"], steps_per_round=2 if quick else STEPS,
-        rounds=3 if quick else ROUNDS, threads=nthreads, record_first_loss=True)
+        rounds=3 if quick else ROUNDS, threads=threads, record_first_loss=True)
     missing = [k for k in skipped if k in ("torch", "jax_jit")]
     if verbose:
         print_training_steps(res, skipped, missing, TARGETS, quick,
                              [f"first-step loss (every candidate): {first['fastgraph']:.5f}"])
-    headline = headline_rows(
-        "LeNet training step", res,
-        [(a, b) for a in ("fastgraph", "fastgraph_function", "fastgraph_nn",
-                          "fastgraph_nn_function") for b in ("torch", "torch_compile", "jax_jit")],
-        TARGETS)
-    return training_steps_summary("cnn", res, skipped, missing, TARGETS, quick, headline,
-                                  first_loss=first)
+    summary = training_steps_summary("cnn", "LeNet training step", res, skipped, missing,
+                                     TARGETS, quick, HEADLINE_PAIRS)
+    return dict(summary, first_loss=first)
 
 
 def main(argv: list[str] | None = None) -> int:

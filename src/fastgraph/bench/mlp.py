@@ -54,7 +54,7 @@ from typing import Any, Callable
 import numpy as np
 
 from fastgraph.bench.timing import (
-    eager_sgd_step, headline_rows, module_eager_step, module_function_step, ms_per_step, peers,
+    eager_sgd_step, module_eager_step, module_function_step, ms_per_step, peers,
     print_training_steps, script_main, time_training_steps, training_steps_summary)
 
 SIZES = (784, 256, 256, 10)
@@ -66,6 +66,13 @@ GEMMS_ONLY = "numpy_gemms_only"
 TARGETS = {("fastgraph", "torch"): 0.9, ("fastgraph_static", "numpy"): 1.0,
            ("fastgraph_function", "numpy"): 0.9, ("fastgraph_nn", "fastgraph"): 1.05,
            ("fastgraph_nn_function", "fastgraph_function"): 1.05}
+#: the summary's rows: every candidate against NumPy and PyTorch, and the module versions
+#: against the functional steps they must stay within 5% of
+HEADLINE_PAIRS = [(a, b) for a in ("fastgraph", "fastgraph_static", "fastgraph_function",
+                                   "fastgraph_function_grads", "fastgraph_nn",
+                                   "fastgraph_nn_function")
+                  for b in ("numpy", "torch")]
+HEADLINE_PAIRS += [ab for ab in TARGETS if ab not in HEADLINE_PAIRS]
 
 
 def make_data(seed: int = 0):
@@ -318,15 +325,11 @@ def candidates(X, y, params0) -> tuple[dict[str, Callable[[], float]], dict[str,
 
 def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -> dict[str, Any]:
     """``quick``: 5 steps per round and 3 rounds instead of 50 and 21."""
-    import fastgraph as fg
-
-    X, y, params0 = make_data()
-    nthreads = threads or fg.get_num_threads()
-    steps, skipped = candidates(X, y, params0)
+    steps, skipped = candidates(*make_data())
     res, _ = time_training_steps(
         "mlp", f"MLP step {'-'.join(map(str, SIZES))} batch {BATCH} float32", steps, skipped,
         reference="numpy", required=["numpy", "fastgraph"], unchecked=[GEMMS_ONLY],
-        steps_per_round=5 if quick else STEPS, rounds=3 if quick else 21, threads=nthreads)
+        steps_per_round=5 if quick else STEPS, rounds=3 if quick else 21, threads=threads)
     ms = ms_per_step(res)
     missing = [k for k in skipped if k == "torch"]
     if verbose:
@@ -350,15 +353,8 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
                     print(f"  {a}: time outside the products {ms[a] - gem:.3f} ms against "
                           f"NumPy by hand's {ms['numpy'] - gem:.3f} ms "
                           f"({floor[f'{a}_rest/numpy_rest']:.2f}x)")
-    # every candidate against NumPy and PyTorch, and the module versions against the functional
-    # steps they must stay within 5% of
-    pairs = [(a, b) for a in ("fastgraph", "fastgraph_static", "fastgraph_function",
-                              "fastgraph_function_grads", "fastgraph_nn", "fastgraph_nn_function")
-             for b in ("numpy", "torch")]
-    pairs += [ab for ab in TARGETS if ab not in pairs]
-    headline = headline_rows("MLP training step", res, pairs, TARGETS)
-    return training_steps_summary("mlp", res, skipped, missing, TARGETS, quick, headline,
-                                  gemm_floor=floor)
+    return training_steps_summary("mlp", "MLP training step", res, skipped, missing, TARGETS,
+                                  quick, HEADLINE_PAIRS, gemm_floor=floor)
 
 
 def main(argv: list[str] | None = None) -> int:

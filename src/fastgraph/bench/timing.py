@@ -520,7 +520,7 @@ def module_function_step(model, X, y, loss_fn: Callable, lr: float) -> Callable[
 def time_training_steps(bench: str, title: str, steps: dict[str, Callable[[], Any]],
                         skipped: dict[str, str], *, reference: str, required: Iterable[str],
                         unchecked: Iterable[str] = (), steps_per_round: int, rounds: int,
-                        threads: int, record_first_loss: bool = False
+                        threads: int | None = None, record_first_loss: bool = False
                         ) -> tuple[Result, dict[str, Any]]:
     """The model workloads' harness: each step run once untimed, then timed side by side.
 
@@ -529,8 +529,9 @@ def time_training_steps(bench: str, title: str, steps: dict[str, Callable[[], An
     ``reference``'s (same weights, same data: else the candidates would time different work).
     Then :func:`compare` over blocks of ``steps_per_round`` steps, ``rounds`` rounds after one
     warm-up, each block after a ``SETTLE_S`` pause; the times are reported per training step.
-    PyTorch, when a candidate, gets ``threads`` threads; the result's metadata has the steps
-    per round, the threads, the pause and (``record_first_loss``) the reference's first loss.
+    PyTorch, when a candidate, gets ``threads`` threads (by default fastgraph's count); the
+    result's metadata has the steps per round, the threads, the pause and
+    (``record_first_loss``) the reference's first loss.
     Returns the result and the first losses.
 
     >>> import fastgraph as fg
@@ -545,6 +546,9 @@ def time_training_steps(bench: str, title: str, steps: dict[str, Callable[[], An
     """
     import numpy as np
 
+    import fastgraph
+
+    threads = threads or fastgraph.get_num_threads()
     if "torch" in steps:
         import torch
         torch.set_num_threads(threads)
@@ -614,17 +618,18 @@ def headline_rows(case: str, res: Result, pairs: Iterable[tuple[str, str]],
     return rows
 
 
-def training_steps_summary(bench: str, res: Result, skipped: Mapping[str, str],
+def training_steps_summary(bench: str, case: str, res: Result, skipped: Mapping[str, str],
                            missing: list[str], targets: Mapping[tuple[str, str], float],
-                           quick: bool, headline: list[dict[str, Any]],
+                           quick: bool, pairs: Iterable[tuple[str, str]],
                            **extra: Any) -> dict[str, Any]:
-    """What a model workload's ``run`` returns (the suite's JSON): its headline rows, the
-    result, who was skipped and why, milliseconds per step, the target ratios and targets
-    (``"a/b"`` keys), and the workload's ``extra`` entries."""
+    """What a model workload's ``run`` returns (the suite's JSON): its headline rows (one per
+    pair of candidates, :func:`headline_rows`), the result, who was skipped and why,
+    milliseconds per step, the target ratios and targets (``"a/b"`` keys), and the workload's
+    ``extra`` entries."""
     ms = ms_per_step(res)
     return {
         "benchmark": bench,
-        "headline": headline,
+        "headline": headline_rows(case, res, pairs, targets),
         "quick": quick,
         "results": [res.to_dict()],
         "missing": missing,
