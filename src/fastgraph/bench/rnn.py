@@ -20,7 +20,8 @@ Targets: Session and ``fg.function`` scans <= 1.0x NumPy's BPTT and <= 1.0x JAX 
 <= 0.5x PyTorch eager; ``fg.function``'s first call (trace, compile, run) <= 0.1x JAX's (jit
 tracing and XLA compilation included).  It also times tracing and compiling with the loop
 unrolled by Python instead (T = 100, 1,000, 10,000: graphs of ~1,700 to ~170,000 nodes), whose
-time per step should stay flat (compile time linear in T).
+time per step should stay flat (compile time linear in T); the CPU time per step is reported
+beside the wall-clock time, as it does not grow with the machine's load.
 
 Method: ``fastgraph.bench.timing.compare``, rounds of single calls per candidate in a shuffled
 order each round, after a warm-up call; the losses and gradients are checked against NumPy's
@@ -268,9 +269,12 @@ def first_calls(xs, weights, available) -> dict[str, float]:
     return out
 
 
-def unrolled_compile_times(sizes) -> dict[int, float]:
+def unrolled_compile_times(sizes) -> tuple[dict[int, float], dict[int, float]]:
     """``fg.function``'s trace and compile time (without the run) of the loss and gradients
-    with the loop unrolled by Python, per length."""
+    with the loop unrolled by Python, per length: wall-clock seconds, and the process's CPU
+    seconds (what a loaded machine's other processes do not inflate)."""
+    import gc
+
     import fastgraph as fg
 
     def loss(Wx, Wh, b, xs):
@@ -279,14 +283,16 @@ def unrolled_compile_times(sizes) -> dict[int, float]:
             h = fg.tanh(xs[t] @ Wx + h @ Wh + b)
         return fg.mean(h ** 2)
 
-    out = {}
+    wall, cpu = {}, {}
     for n in sizes:
         xs, weights = make_data(n)
         f = fg.function(fg.value_and_grad(loss, argnums=(0, 1, 2)))
-        t0 = time.perf_counter()
+        gc.collect()        # the previous length's graph is garbage: not this length's cost
+        t0, c0 = time.perf_counter(), time.process_time()
         f.trace(list(weights) + [xs], {})       # trace and compile, without running
-        out[n] = time.perf_counter() - t0
-    return out
+        wall[n], cpu[n] = time.perf_counter() - t0, time.process_time() - c0
+        del f
+    return wall, cpu
 
 
 # ---- run ------------------------------------------------------------------------------------------
@@ -307,7 +313,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
     ms = {k: 1e3 * res.stats[k].median for k in calls}
     available, _ = peers("jax")
     first = first_calls(xs, weights, available)
-    unrolled = unrolled_compile_times(UNROLLED[:2] if quick else UNROLLED)
+    unrolled, unrolled_cpu = unrolled_compile_times(UNROLLED[:2] if quick else UNROLLED)
     headline = []
     for (a, b), target in TARGETS.items():
         if a in ms and b in ms:
@@ -331,6 +337,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
                          "ratio": first["fastgraph_function"] / first["jax_jit"],
                          "target": FIRST_CALL_TARGET})
     per_step = {n: t / n for n, t in unrolled.items()}
+    cpu_per_step = {n: t / n for n, t in unrolled_cpu.items()}
     if verbose:
         print_results([res], [k for k, why in skipped.items() if why == "not installed"])
         for k, why in skipped.items():
@@ -341,7 +348,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
             print(f"{row['case']}: {row['fastgraph']}/{row['peer']} = {row['ratio']:.3f}{note}")
         for n, t in unrolled.items():
             print(f"unrolled T={n}: trace + compile {t:.3f} s, {1e6 * per_step[n]:.1f} us per "
-                  f"step")
+                  f"step ({1e6 * cpu_per_step[n]:.1f} us CPU)")
     return {
         "benchmark": "rnn",
         "headline": headline,
@@ -353,6 +360,7 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
         "first_call_s": first,
         "unrolled_compile_s": {str(n): t for n, t in unrolled.items()},
         "unrolled_s_per_step": {str(n): t for n, t in per_step.items()},
+        "unrolled_cpu_s_per_step": {str(n): t for n, t in cpu_per_step.items()},
         "targets": {f"{a}/{b}": t for (a, b), t in TARGETS.items()},
         "first_call_target": FIRST_CALL_TARGET,
     }

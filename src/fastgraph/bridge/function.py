@@ -49,7 +49,7 @@ from ..eager.tape import is_grad_enabled     # (the C thread-local itself: on ev
 from ..static.graph import Graph
 from ..static.node import NODE_TYPES, PLACEHOLDER, Node, as_node
 from ..static.executor import UNINIT
-from ..static.session import Session
+from ..static.session import Session, collector_paused
 from ..static.variables import Variable, _make_assign, placeholder
 
 __all__ = ["function", "clear_caches", "tracing_graph", "capture_variable", "Function",
@@ -313,9 +313,10 @@ class Function:
                     f"(bool, integer, float or complex arrays, or Python bool, int or float "
                     f"scalars); pass it as a keyword argument (each value traces once) or close "
                     f"over it")
-        t = self._trace(vals, kwargs, (), structure)
-        if type(t) is tuple:    # weak arguments to trace strong: see _weak_only
-            t = self._trace(vals, kwargs, t, structure)
+        with collector_paused():    # (a trace frees nothing cyclic: see collector_paused)
+            t = self._trace(vals, kwargs, (), structure)
+            if type(t) is tuple:    # weak arguments to trace strong: see _weak_only
+                t = self._trace(vals, kwargs, t, structure)
         return t
 
     def _argument_name(self, i: int, structure=None) -> str:

@@ -129,9 +129,11 @@ def _pick(value, index):
 OUTPUT = OpDef("loop_output", _pick, (lambda g, ans, t, index: OutputCotangent(index, g),))
 
 
-def _run_scan(*args, body, n_carry, n_xs, reverse, length):
+def _run_scan(*args, body, n_carry, n_xs, reverse, length, contiguous=()):
     nc, nx = n_carry, n_xs
     feeds = list(args)
+    for k in contiguous:
+        feeds[k] = np.ascontiguousarray(feeds[k])
     xs = args[nc:nc + nx]
     n = length if length is not None else len(xs[0])
     for j, x in enumerate(xs):
@@ -317,8 +319,10 @@ def fmt_shape(shape) -> str:
     return "<unknown>" if shape is None else str(tuple(shape))
 
 
-def make_scan(body, carry, xs, consts, reverse=False, length=None, name="scan"):
-    """The scan node of ``body`` (inputs: carry, slices of xs, consts; outputs: carry, ys)."""
+def make_scan(body, carry, xs, consts, reverse=False, length=None, name="scan",
+              contiguous=()):
+    """The scan node of ``body`` (inputs: carry, slices of xs, consts; outputs: carry, ys).
+    ``contiguous``: the positions in ``consts`` made C-contiguous once before the loop."""
     nc, nx = len(carry), len(xs)
     if len(body.inputs) != nc + nx + len(consts):
         raise AssertionError("scan: the body's inputs do not match the node's")
@@ -326,7 +330,8 @@ def make_scan(body, carry, xs, consts, reverse=False, length=None, name="scan"):
     _check_carry(name, body.inputs[:nc], body.outputs[:nc])
     node = _core_node(graph, SCAN, list(carry) + list(xs) + list(consts),
                       {"body": body, "n_carry": nc, "n_xs": nx, "reverse": bool(reverse),
-                       "length": length}, name)
+                       "length": length,
+                       "contiguous": tuple(nc + nx + k for k in contiguous)}, name)
     return node
 
 
@@ -382,6 +387,10 @@ def _loop_grads(body, nc, nx, args, gcarry, gys, reverse, length, stacked, neede
         gy_ph = [placeholder_in(B, body.outputs[nc + m].dtype, body.outputs[nc + m].shape,
                                 "grad/y") for m in ysel]
         acc_ph = [placeholder_in(B, k_in[j].dtype, k_in[j].shape, "grad/acc") for j in fk]
+        # (before the gradient's nodes, which may come to read them: ids stay topological)
+        kt_ph = {j: placeholder_in(B, k.dtype, tuple(k.shape)[::-1], "grad/transposed")
+                 for j, k in enumerate(k_in) if _is_float(k) and k.shape is not None
+                 and len(k.shape) == 2}
         mark = len(B.nodes)
         targets = [c_in[i] for i in fc] + [x_in[j] for j in fx] + [k_in[j] for j in fk]
         ys = [body.outputs[i] for i in fc] + [body.outputs[nc + m] for m in ysel]
@@ -391,7 +400,8 @@ def _loop_grads(body, nc, nx, args, gcarry, gys, reverse, length, stacked, neede
         g_c, g_x, g_k = grads[:len(fc)], grads[len(fc):len(fc) + len(fx)], grads[len(fc) + len(fx):]
         new_acc = [a + g for a, g in zip(acc_ph, g_k)]
     b_out = g_c + new_acc + g_x
-    fed = set(map(id, gc_ph + gy_ph + acc_ph + x_in + k_in))
+    kt_ph, kt_of = _hoist_transposes(B, mark, k_in, kt_ph, b_out)
+    fed = set(map(id, gc_ph + gy_ph + acc_ph + x_in + k_in + kt_ph))
     res = _residuals(b_out, mark, fed, set(map(id, c_in)), set(map(id, c_in + x_in)),
                      set(map(id, ins)))
     idx = []
@@ -402,12 +412,17 @@ def _loop_grads(body, nc, nx, args, gcarry, gys, reverse, length, stacked, neede
             m = len(body.outputs) - 1
         idx.append(m - nc)
     res_ph = [body.outputs[nc + m] for m in idx]
-    back = Body(B, gc_ph + acc_ph + x_in + res_ph + gy_ph + k_in, b_out, body.name + "/grad")
+    back = Body(B, gc_ph + acc_ph + x_in + res_ph + gy_ph + k_in + kt_ph, b_out,
+                body.name + "/grad")
     carry_b = [gcarry[i] if gcarry[i] is not None else _zeros_like(args[i], outer) for i in fc] \
         + [_zeros_like(args[nc + nx + j], outer) for j in fk]
     xs_b = list(args[nc:nc + nx]) + [stacked(m) for m in idx] + [gys[m] for m in ysel]
-    bnode = make_scan(back, carry_b, xs_b, list(args[nc + nx:]), reverse=not reverse,
-                      length=length, name="scan_grad")
+    with outer.as_default():
+        kt = [F.swapaxes(args[nc + nx + j], 0, 1) for j in kt_of]
+    consts_b = list(args[nc + nx:]) + kt
+    bnode = make_scan(back, carry_b, xs_b, consts_b, reverse=not reverse, length=length,
+                      name="scan_grad",
+                      contiguous=range(len(consts_b) - len(kt), len(consts_b)))
     out = [None] * len(args)
     for q, i in enumerate(fc):
         out[i] = output(bnode, q)
@@ -416,6 +431,42 @@ def _loop_grads(body, nc, nx, args, gcarry, gys, reverse, length, stacked, neede
     for q, j in enumerate(fx):
         out[nc + j] = output(bnode, len(fc) + len(fk) + q)
     return out
+
+
+def _is_matrix_transpose(n) -> bool:
+    if n.op.name == "swapaxes":
+        return n.attrs["axis1"] != n.attrs["axis2"]
+    return n.op.name == "transpose" and (n.attrs or {}).get("axes") in (None, (1, 0), [1, 0])
+
+
+def _hoist_transposes(B, mark, k_in, placeholders, outs):
+    """The transposes of 2-D loop constants among the gradient body's nodes (from ``mark``:
+    the matmul VJP's ``g @ W.T``), each replaced by a placeholder (of ``placeholders``, by the
+    constant's index in ``k_in``) that the backward loop feeds with the transpose made once,
+    C-contiguous, before its first iteration.  BLAS reads a transposed operand far slower than
+    a contiguous one in small products (an RNN's ``dz @ Wh.T``, 32 x 128 by 128 x 128: ~3x
+    here); the copy costs one such product per run.  Returns the placeholders used and, for
+    each, the index in ``k_in`` of the constant it transposes.  ``outs`` (the body's outputs)
+    are updated in place."""
+    consts = {id(k_in[j]): j for j in placeholders}
+    used: list = []
+
+    def hoisted(q):     # (a transpose built earlier, and reused, counts too)
+        if q.kind == "op" and len(q.inputs) == 1 and id(q.inputs[0]) in consts \
+                and _is_matrix_transpose(q):
+            j = consts[id(q.inputs[0])]
+            if j not in used:
+                used.append(j)
+            return placeholders[j]
+        return q
+
+    for n in B.nodes[mark:]:
+        if n.kind == "op":
+            ins = tuple(hoisted(q) for q in n.inputs)
+            if any(a is not b for a, b in zip(ins, n.inputs)):
+                n.inputs = ins
+    outs[:] = [hoisted(o) for o in outs]
+    return [placeholders[j] for j in used], used
 
 
 def _residuals(outs, mark, fed, carries, varying, inputs) -> list:

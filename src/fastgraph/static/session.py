@@ -43,11 +43,13 @@ def _flatten(fetches, leaves, graph):
 
 
 @contextlib.contextmanager
-def _collector_paused():
+def collector_paused():
     """Pause Python's cyclic garbage collector while a plan compiles.  Compiling allocates a few
     objects per graph node and frees nothing cyclic, yet every 700 allocations trigger a
     collection that scans them all again -- ~25% of compile time at 100,000 nodes, more in a
-    process holding many other objects (measured with ``fastgraph.bench.compile``)."""
+    process holding many other objects (measured with ``fastgraph.bench.compile``), and the
+    share grows with the graph (each full collection scans every node built so far).
+    ``fg.function`` traces and compiles under it too.  Nested uses are fine."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -257,7 +259,7 @@ class Session:
 
     def _compile(self, leaves, feed_nodes, feed_vals, ctx=None, native_scalars=True):
         ctx = ctx or Context(self.disable)
-        with _collector_paused():
+        with collector_paused():
             ir = lower(leaves, list(feed_nodes), [np.shape(v) for v in feed_vals])
             ir = compile_ir(ir, ctx)
             plan = Plan(ir, ctx, self.graph, native_scalars, self._state_lock)
