@@ -60,7 +60,8 @@ class Kernel:
     ``op`` is an :class:`OpDef` (or, in a declaration, the name of one declared before, or of the
     op being declared).  An op with an elementwise kernel runs it on the slots (as many as its
     kernel's inputs); an op without one (``matmul``) makes a *2-D recipe*: its ``forward`` on two
-    slots when both are 2-D ndarrays.
+    slots when both are 2-D ndarrays, or one is a vector that the recipe does not transpose
+    (matmul's promotion of vectors makes that a matrix-vector product).
 
         >>> Kernel("multiply", G, X1)          # multiply's VJP for x: g * y
     """

@@ -486,11 +486,15 @@ cdef inline object _slot_value(Py_ssize_t slot, object g, object ans, tuple args
 
 cdef inline object _matrix_value(Py_ssize_t slot, object g, object ans, tuple args):
     """The value of a 2-D recipe's ``slot`` (negative: transposed), or None unless it is a 2-D
-    ndarray."""
+    ndarray -- or a 1-D one not transposed (a matrix-vector product, with matmul's promotion of
+    vectors: the caller takes at most one of those)."""
     cdef object v = _slot_value(~slot if slot < 0 else slot, g, ans, args)
-    if type(v) is not _ndarray or cnp.PyArray_NDIM(<cnp.ndarray>v) != 2:
+    if type(v) is not _ndarray:
         return None
-    return cnp.PyArray_Transpose(<cnp.ndarray>v, NULL) if slot < 0 else v
+    cdef int nd = cnp.PyArray_NDIM(<cnp.ndarray>v)
+    if nd == 2:
+        return cnp.PyArray_Transpose(<cnp.ndarray>v, NULL) if slot < 0 else v
+    return v if nd == 1 and slot >= 0 else None
 
 
 cdef inline object _eager_vjp(tuple recipe, object g, object ans, tuple args, object into,
@@ -505,7 +509,8 @@ cdef inline object _eager_vjp(tuple recipe, object g, object ans, tuple args, ob
             return None
         a = _matrix_value(recipe[1], g, ans, args)
         b = _matrix_value(recipe[2], g, ans, args)
-        if a is None or b is None:
+        if a is None or b is None or (cnp.PyArray_NDIM(<cnp.ndarray>a) == 1 and
+                                      cnp.PyArray_NDIM(<cnp.ndarray>b) == 1):
             return None
         return (<OpDef>k).forward(a, b)
     if len(recipe) == 2:

@@ -35,7 +35,8 @@ class _scope:
     ``fg.grad(lambda a: fg.grad(lambda x: (a * x * x).sum())(w).sum())``."""
 
     def __init__(self, fun):
-        self._transformed = getattr(fun, "__name__", repr(fun))   # (named in error messages)
+        name = getattr(fun, "__name__", None)      # (named in error messages; repr only when
+        self._transformed = repr(fun) if name is None else name   # needed: it costs a call)
 
     def __enter__(self):
         st = _gm._state

@@ -18,6 +18,8 @@ def _matmul_vjp_a(g, ans, a, b):
     if b.ndim == 1:  # g is (..., n): an outer product with b
         return F.matmul(F.expand_dims(g, -1), F.expand_dims(b, 0))
     if a.ndim == 1:  # g is (..., m): a row vector times b^T
+        if b.ndim == 2:  # (a vector-matrix product: g @ b^T, no axis added and removed)
+            return F.matmul(g, _mT(b))
         return F.squeeze(F.matmul(F.expand_dims(g, -2), _mT(b)), -2)
     return F.matmul(g, _mT(b))
 
@@ -28,6 +30,8 @@ def _matmul_vjp_b(g, ans, a, b):
     if a.ndim == 1:  # g is (..., m): an outer product with a
         return F.matmul(F.expand_dims(a, -1), F.expand_dims(g, -2))
     if b.ndim == 1:  # g is (..., n): a^T times a column vector
+        if a.ndim == 2:  # (a matrix-vector product: a^T @ g, no axis added and removed)
+            return F.matmul(_mT(a), g)
         return F.squeeze(F.matmul(_mT(a), F.expand_dims(g, -1)), -1)
     return F.matmul(_mT(a), g)
 

@@ -81,7 +81,8 @@ def _sum_vjp(g, ans, x, axis, keepdims):
 
 
 def _mean_vjp(g, ans, x, axis, keepdims):
-    return F.broadcast_like(_keep(g, x, axis, keepdims), x) * F.size_ratio(ans, x)
+    # scaled before it is spread: one multiply on the reduced values, not a pass over x's
+    return F.broadcast_like(_keep(g, x, axis, keepdims) * F.size_ratio(ans, x), x)
 
 
 def _prod_vjp(g, ans, x, axis, keepdims):

@@ -21,9 +21,19 @@ sum_to_like = defop("sum_to_like", sum_to_shape_of, lambda g, ans, gin, x: F.bro
                     shape_only=(1,), noop_same_shape=True,
                     doc="Sum ``g`` down to ``x``'s shape (undoes broadcasting); used by the "
                         "engines.", complex_vjps=True)
-broadcast_like = defop("broadcast_like",
-                       lambda g, x: np.broadcast_to(g, np.broadcast_shapes(np.shape(g),
-                                                                           np.shape(x))),
+def _broadcast_like_forward(g, x):
+    shape = np.shape(x)
+    if np.ndim(g) == 0 and shape:
+        # a scalar spread over x (every sum's and mean's VJP): the stride-0 read-only view
+        # np.broadcast_to makes, without its Python-level iterator setup (~7x faster)
+        g = np.asarray(g)
+        view = np.ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
+        view.flags.writeable = False
+        return view
+    return np.broadcast_to(g, np.broadcast_shapes(np.shape(g), shape))
+
+
+broadcast_like = defop("broadcast_like", _broadcast_like_forward,
                        lambda g, ans, gin, x: F.sum_to_like(g, gin), None,
                        shape=lambda shapes, **_: _shapes.broadcast("broadcast_like", *shapes),
                        broadcasting=True, shape_only=(1,), noop_same_shape=True,
