@@ -371,8 +371,10 @@ def test_device_and_errors():
     assert not ftorch.cuda.is_available()
     with pytest.raises(IndexError, match="dimension out of range"):
         ftorch.zeros(2, 3).sum(dim=2)
+    with pytest.raises(TypeError, match="multiple values for argument 'dim'"):
+        ftorch.zeros(2, 3).max(dim=1, axis=0)         # (PyTorch reads axis= as dim=)
     with pytest.raises(TypeError, match="dim=/keepdim= or NumPy's axis="):
-        ftorch.zeros(2, 3).max(dim=1, axis=0)
+        fg.zeros((2, 3)).max(dim=1, axis=0)
     with pytest.raises(RuntimeError, match="split_with_sizes"):
         ftorch.zeros(4).split([1, 2])
     with pytest.raises(RuntimeError, match="leaf Variable"):

@@ -10,7 +10,8 @@ import threading
 
 import numpy as np
 
-from .tape import TapeNode, walk
+from ..ops.torch_methods import new_leaf_like
+from .tape import TapeNode, TensorBase, walk
 from . import grad_mode as _gm
 from .tensor import Tensor
 
@@ -24,16 +25,16 @@ class _Engine:
 
     @staticmethod
     def node_hooks(node: TapeNode, g, create_graph: bool):
-        return _run_hooks(node.hooks, g, create_graph) if node.hooks else g
+        return _run_hooks(node.hooks, g, create_graph, _face_of_node(node)) if node.hooks else g
 
     @staticmethod
     def leaf_ready(leaf, g, create_graph: bool):
         """A leaf's gradient is complete (mid-walk): run its own hooks, then its ready hooks
         (``hook(tensor, grad)``; a returned value replaces the gradient delivered)."""
         if leaf._hooks:
-            g = _run_hooks(leaf._hooks, g, create_graph)
+            g = _run_hooks(leaf._hooks, g, create_graph, leaf)
         for hook in list(leaf._ready_hooks):
-            res = hook(leaf, g if create_graph else Tensor(g))
+            res = hook(leaf, g if create_graph else new_leaf_like(leaf, g))
             if res is not None:
                 new = res if create_graph else (res._data if isinstance(res, Tensor)
                                                 else np.asarray(res))
@@ -53,7 +54,7 @@ class _Engine:
         for i, t in enumerate(tensors):
             # (non-leaf tensors ran theirs in the walk, and so did leaves with ready hooks)
             if t.grad_fn is None and t._hooks and (t._ready_hooks is None or capture is not None):
-                grads[i] = _run_hooks(t._hooks, grads[i], create_graph)
+                grads[i] = _run_hooks(t._hooks, grads[i], create_graph, t)
         new = []
         for t, g in zip(tensors, grads):
             if capture is not None and t.grad_fn is None:
@@ -67,9 +68,18 @@ class _Engine:
             t._grad = g
 
 
-def _run_hooks(hooks, g, create_graph):
+def _face_of_node(node: TapeNode):
+    """A tensor with the face of ``node``'s output: an input of PyTorch's face if there is one
+    (the recorder's rule), else any input."""
+    tensors = [a for a in node.inputs or () if isinstance(a, TensorBase)]
+    faced = [a for a in tensors if type(a)._face is not Tensor]
+    return (faced or tensors or [None])[0]
+
+
+def _run_hooks(hooks, g, create_graph, like):
+    """Run ``hooks`` on the gradient ``g`` (a Tensor of ``like``'s face)."""
     for hook in list(hooks):
-        res = hook(g if create_graph else Tensor(g))
+        res = hook(g if create_graph else _wrap_like(like, g))
         if res is not None:
             new = res if create_graph else (res._data if isinstance(res, Tensor) else np.asarray(res))
             if np.shape(new) != np.shape(g):
@@ -83,13 +93,17 @@ def _summed_grad(t: Tensor, g, create_graph: bool):
     """``t``'s ``.grad`` after adding ``g`` to it."""
     if create_graph:
         return g if t._grad is None else t._grad + g
-    if type(g) is Tensor:
+    if isinstance(g, TensorBase):
         g = g._data
     if type(g) is _ndarray and not g.flags.writeable:
         g = g.copy()  # e.g. a broadcast view: .grad must be an ordinary array
     if t._grad is None:
-        return Tensor(g)
-    return Tensor(t._grad._data + g)
+        return new_leaf_like(t, g)
+    return new_leaf_like(t, t._grad._data + g)
+
+
+def _wrap_like(like, g):
+    return Tensor(g) if like is None else new_leaf_like(like, g)
 
 
 def _accumulate_grad(t: Tensor, g, create_graph: bool) -> None:
@@ -110,7 +124,7 @@ def _seed(t: Tensor, gradient, create_graph: bool):
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         g = np.ones(t.shape, dtype=t.dtype)
         g = g[()] if g.ndim == 0 else g
-        return Tensor(g) if create_graph else g
+        return new_leaf_like(t, g) if create_graph else g
     given = gradient
     if isinstance(gradient, Tensor):
         gradient = gradient._data
@@ -128,7 +142,7 @@ def _seed(t: Tensor, gradient, create_graph: bool):
     if create_graph and isinstance(given, Tensor):  # (it may carry a graph of its own)
         return given
     g = np.array(arr, dtype=t.dtype)  # a copy: the walk may hand it to a leaf's .grad
-    return Tensor(g) if create_graph else g
+    return new_leaf_like(t, g) if create_graph else g
 
 
 def _root(t: Tensor):
@@ -217,6 +231,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
             continue
         if not create_graph:
             g = np.asarray(g) if type(g) is not _ndarray and not isinstance(g, np.generic) else g
-            g = Tensor(g)
+            g = new_leaf_like(x, g)
         results.append(g)
     return tuple(results)

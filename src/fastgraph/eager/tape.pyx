@@ -16,7 +16,7 @@ its inputs and parents, never back to the output; TapeNode opts out of the cycli
 """
 cimport cython
 cimport numpy as cnp
-from cpython.object cimport PyObject, PyTypeObject
+from cpython.object cimport PyObject, PyTypeObject, PyObject_TypeCheck
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from fastgraph._core.dispatch cimport OpDef, apply, set_recorder
@@ -279,10 +279,41 @@ def configure(tensor_cls, zero, sum_to_like, astype, op_error, operators):
 
 cdef tuple _EMPTY = ()
 
+# The class of the results of operations with an input of PyTorch's face (``fastgraph.torch``'s
+# ``Tensor``, a subclass of ``_Tensor`` whose methods mean what PyTorch's mean), or None until
+# that front-end registers it.  An operation's result takes its inputs' face: PyTorch's if any
+# input has it, else ``_Tensor``'s.
+cdef object _torch_face = None
 
-cdef inline TensorBase _new_tensor(object data, object grad_fn):
+
+def set_torch_face(cls):
+    """Give the results of operations with an input of class ``cls`` (or of a subclass:
+    ``nn.Parameter``) the class ``cls`` (``fastgraph.torch`` registers its ``Tensor``, once)."""
+    global _torch_face
+    if not (isinstance(cls, type) and _Tensor is not None and issubclass(cls, _Tensor)
+            and cls is not _Tensor):
+        raise TypeError(f"set_torch_face: need a subclass of {_Tensor!r}, not {cls!r}")
+    _torch_face = cls
+
+
+cdef inline object _face_of(tuple args):
+    """The class of a result of ``args``: PyTorch's face if an input has it.  (Two pointer
+    comparisons per input when ``fastgraph.torch`` is imported, none otherwise.)"""
+    cdef object a, ta
+    if _torch_face is None:
+        return _Tensor
+    for a in args:
+        ta = type(a)
+        if ta is _torch_face:
+            return _torch_face
+        if ta is not _Tensor and PyObject_TypeCheck(a, <PyTypeObject*>_torch_face):
+            return _torch_face
+    return _Tensor
+
+
+cdef inline TensorBase _new_tensor(object data, object grad_fn, object cls):
     # straight to tp_new: no __init__ call, no argument parsing
-    cdef TensorBase t = <TensorBase>(<PyTypeObject*>_Tensor).tp_new(_Tensor, <PyObject*>_EMPTY, NULL)
+    cdef TensorBase t = <TensorBase>(<PyTypeObject*>cls).tp_new(cls, <PyObject*>_EMPTY, NULL)
     # Tensors made by operations hold no reference cycles (the tape points backwards only), so
     # the cyclic GC need not scan them: long tapes then cost the collector nothing. (A cycle
     # made through a hook closure is the one thing this gives up collecting.)
@@ -361,25 +392,26 @@ cdef object _record_op(OpDef op, tuple args, object attrs):
     except Exception as e:
         raise _op_error(op, values, attrs, e) from e
     cdef TensorBase t
+    cdef object cls = _face_of(args)
     if type(out) is _ndarray:
         # a view, maybe of an input's data (or an input itself: identity, astype to its dtype)
         if cnp.PyArray_BASE(<cnp.ndarray>out) != NULL or (len(values) and out is values[0]):
-            t = _record(op, args, attrs, out)
+            t = _record(op, args, attrs, out, cls)
             _link_view(t, args)
             return t
     elif not isinstance(out, _generic):
         out = _asarray(out)
-    return _record(op, args, attrs, out)
+    return _record(op, args, attrs, out, cls)
 
 
-cdef inline TensorBase _record(OpDef op, tuple args, object attrs, object out):
+cdef inline TensorBase _record(OpDef op, tuple args, object attrs, object out, object cls):
     if not (op.differentiable and fg_grad_enabled):
-        return _new_tensor(out, None)
+        return _new_tensor(out, None, cls)
     cdef tuple parents = _parents_of(args, op.vjps)
     if parents is None:
-        return _new_tensor(out, None)
+        return _new_tensor(out, None, cls)
     if not _is_float_value(out):
-        return _new_tensor(out, None)  # integer and boolean results carry no gradient
+        return _new_tensor(out, None, cls)  # integer and boolean results carry no gradient
     if not op.complex_vjps and _touches_complex(out, args):
         raise complex_gradient_error(op, _plain_values(args))
     cdef TapeNode node = TapeNode.__new__(TapeNode)
@@ -391,7 +423,7 @@ cdef inline TensorBase _record(OpDef op, tuple args, object attrs, object out):
     node.parents = parents
     PyObject_GC_UnTrack(<void*>args)      # held only by the node, which is untracked
     PyObject_GC_UnTrack(<void*>parents)
-    return _new_tensor(out, node)
+    return _new_tensor(out, node, cls)
 
 
 cdef inline bint _is_complex_value(object v):
@@ -551,7 +583,7 @@ cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, t
     rule = op.vjps[i]  # (vjps may be a lazy table for variadic ops)
     if rule is _ZERO:
         gi = np.zeros(np.shape(x), dtype=np.result_type(g))
-        return _new_tensor(gi, None) if create_graph else gi
+        return _new_tensor(gi, None, _face_of(args)) if create_graph else gi
     if node.attrs:
         gi = rule(g, ans, *args, **node.attrs)
     else:
@@ -809,7 +841,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 g_owned = False
             if create_graph:
                 args = inputs
-                ans = _new_tensor(tn.ans, tn)
+                ans = _new_tensor(tn.ans, tn, _face_of(inputs))
             else:
                 args = _plain_values(inputs)
                 ans = tn.ans

@@ -17,7 +17,7 @@ from .. import ops as F
 from .._core import operator_ops
 from .._core.errors import op_error
 from ..ops.methods import OpMethods
-from ..ops.torch_methods import SizeValue, TorchMethods
+from ..ops.torch_methods import SizeValue, TorchMethods, new_leaf_like
 from . import grad_mode as _gm
 from . import tape as _tape
 from .tape import TensorBase
@@ -132,8 +132,9 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
 
     def detach(self) -> "Tensor":
         """A new leaf sharing this tensor's data (and, as in PyTorch, its in-place version
-        counter: changing the data through it is seen by a tape that saved this tensor)."""
-        t = Tensor(self._data)
+        counter: changing the data through it is seen by a tape that saved this tensor).
+        It has this tensor's face (PyTorch's, for a tensor of ``fastgraph.torch``)."""
+        t = new_leaf_like(self, self._data)
         self._share_version(t)
         return t
 
@@ -452,6 +453,11 @@ def _conversion_error(t: Tensor, what: str) -> RuntimeError:
         f"differentiable operations on the Tensor itself (fg.* or fastgraph.numpy functions: "
         f"import fastgraph.numpy as np; a function that calls NumPy's own np.asarray on its "
         f"argument cannot be differentiated).")
+
+
+# the class of what detach(), .grad and new leaves like a tensor are (a subclass, such as a
+# module's Parameter, makes plain Tensors; PyTorch's face sets its own)
+Tensor._face = Tensor
 
 
 class RemovableHandle:

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import ops as F
 
-__all__ = ["TorchMethods", "Size", "SizeValue", "return_types"]
+__all__ = ["TorchMethods", "TorchFace", "Size", "SizeValue", "return_types", "new_leaf_like"]
 
 _TORCH_REDUCE_KEYS = ("dim", "keepdim")
 
@@ -82,6 +82,7 @@ class return_types:
     sort = _make_return_type("sort")
     topk = _make_return_type("topk")
     kthvalue = _make_return_type("kthvalue")
+    median = _make_return_type("median")
 
 
 def _check_dim(dim, ndim, op):
@@ -163,7 +164,7 @@ def torch_sort(x, dim=-1, descending=False, stable=False):
 
 
 def _index_tensor(like, idx):
-    return type(like)(idx)
+    return new_leaf_like(like, idx)
 
 
 def torch_topk(x, k, dim=-1, largest=True, sorted=True):
@@ -189,6 +190,9 @@ def torch_var(x, dim=None, unbiased=None, keepdim=False, correction=None, std=Fa
         raise TypeError(f"{name}(): give unbiased= or correction=, not both")
     ddof = 1 if unbiased is None and correction is None else (
         int(bool(unbiased)) if unbiased is not None else correction)
+    if np.dtype(x.dtype).kind not in "fc":
+        raise RuntimeError(f"{name}(): only floating-point and complex dtypes are supported, "
+                           f"got {np.dtype(x.dtype)}")
     axes = _dims(dim, x.ndim, name)
     f = F.std if std else F.var
     return f(x, axis=axes, keepdims=bool(keepdim), ddof=ddof)
@@ -315,7 +319,13 @@ def torch_clamp(x, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("clamp(): at least one of 'min' or 'max' must not be None")
     # fg.clip is PyTorch's clamp: max wins where min > max, and the gradient passes at the
-    # bounds themselves
+    # bounds themselves; with one bound and integers, maximum/minimum keep the dtype (fg.clip
+    # fills the missing bound with an infinity, a float)
+    if np.dtype(x.dtype).kind in "iub" and (min is None or max is None):
+        bound = max if min is None else min
+        if not (isinstance(bound, (float, np.floating)) or np.dtype(getattr(
+                bound, "dtype", np.int64)).kind in "fc"):
+            return (F.minimum if min is None else F.maximum)(x, bound)
     return F.clip(x, min, max)
 
 
@@ -327,6 +337,16 @@ def _reduce_kwargs(op, args, kwargs):
         raise TypeError(f"{op}(): give PyTorch's dim=/keepdim= or NumPy's axis=/keepdims=, "
                         f"not both")
     return kwargs
+
+
+def _numpy_or_torch_keywords(name):
+    """A reduction method of NumPy's face: NumPy's call, or PyTorch's with ``dim=``/``keepdim=``."""
+    def method(self, *args, **kwargs):
+        if not kwargs:                       # (NumPy's call: no detour)
+            return _NUMPY[name](self, *args)
+        return _reduction(self, name, args, kwargs)
+    method.__name__ = method.__qualname__ = name
+    return method
 
 
 class TorchMethods:
@@ -562,20 +582,9 @@ class TorchMethods:
         return self <= other
 
     # ---- reductions -------------------------------------------------------------------------
-    def sum(self, *args, **kwargs):
-        if not kwargs:                       # (NumPy's call: no detour)
-            return _NUMPY["sum"](self, *args)
-        return _reduction(self, "sum", args, kwargs)
-
-    def mean(self, *args, **kwargs):
-        if not kwargs:                       # (NumPy's call: no detour)
-            return _NUMPY["mean"](self, *args)
-        return _reduction(self, "mean", args, kwargs)
-
-    def prod(self, *args, **kwargs):
-        if not kwargs:                       # (NumPy's call: no detour)
-            return _NUMPY["prod"](self, *args)
-        return _reduction(self, "prod", args, kwargs)
+    sum = _numpy_or_torch_keywords("sum")
+    mean = _numpy_or_torch_keywords("mean")
+    prod = _numpy_or_torch_keywords("prod")
 
     def max(self, *args, **kwargs):
         """NumPy's ``x.max(axis)`` (the values); with ``dim=`` PyTorch's (values, indices);
@@ -679,7 +688,7 @@ def _view_dtype(x, dtype):
         raise TypeError("view(dtype) needs an eager Tensor")
     if getattr(x, "requires_grad", False):
         raise RuntimeError("view(dtype) of a tensor that requires grad is not differentiable")
-    return type(x)(np.asarray(data).view(np.dtype(dtype)))
+    return new_leaf_like(x, np.asarray(data).view(np.dtype(dtype)))
 
 
 class Device:
@@ -730,3 +739,303 @@ from .methods import OpMethods as _OpMethods  # noqa: E402
 
 _NUMPY = {n: getattr(_OpMethods, n) for n in ("flatten", "transpose", "squeeze", "sum", "mean",
                                                "prod", "max", "min", "std", "var", "sort")}
+
+
+# ---- PyTorch's face ------------------------------------------------------------------------------
+_ALIASES = {"axis": "dim", "keepdims": "keepdim"}     # (PyTorch accepts NumPy's names too)
+
+
+def _bind(op, positional, defaults, args, kwargs):
+    """PyTorch's argument binding for a method: ``positional`` names the arguments that may be
+    given by position, ``defaults`` every argument (keyword-only ones too) with its default;
+    returns the values in ``defaults``' order."""
+    if len(args) > len(positional):
+        raise TypeError(f"{op}() takes at most {len(positional)} positional argument(s) "
+                        f"({len(args)} given)")
+    bound = dict(zip(positional, args))
+    for k, v in kwargs.items():
+        name = _ALIASES.get(k, k)
+        if name not in defaults:
+            raise TypeError(f"{op}() got an unexpected keyword argument {k!r}")
+        if name in bound:
+            raise TypeError(f"{op}() got multiple values for argument {name!r}")
+        bound[name] = v
+    return [bound.get(n, d) for n, d in defaults.items()]
+
+
+def _is_tensor_like(v):
+    return hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, np.generic)
+
+
+def _float_only(x, op):
+    if np.dtype(x.dtype).kind not in "fc":
+        raise RuntimeError(f"{op}(): input dtype should be either floating point or complex "
+                           f"dtypes. Got {np.dtype(x.dtype)} instead.")
+
+
+def _torch_reduce(x, name, dim, keepdim, dtype):
+    if dtype is not None:
+        x = F.astype(x, np.dtype(dtype))
+    return getattr(F, name)(x, axis=_dims(dim, x.ndim, name), keepdims=bool(keepdim))
+
+
+def _truth(x, dim, keepdim, op, want_all):
+    """``all``/``any`` along ``dim`` (booleans; empty reductions give True and False)."""
+    miss = (x == 0) if want_all else (x != 0)
+    count = F.sum(F.astype(miss, np.int64), axis=_dims(dim, x.ndim, op), keepdims=bool(keepdim))
+    return (count == 0) if want_all else (count > 0)
+
+
+def _order_statistic(x, dim, keepdim, op, position):
+    """``(values, indices)`` of the element at sorted ``position(n)`` along ``dim`` (all elements
+    flattened when ``dim`` is None, a 0-d result); NaN wins, as in PyTorch."""
+    data = _eager_data(x, op)
+    if dim is None:
+        flat = data.reshape(-1)
+        if flat.size == 0:
+            raise IndexError(f"{op}(): expected a non-empty tensor")
+        nan = np.flatnonzero(np.isnan(flat)) if flat.dtype.kind in "fc" else ()
+        i = int(nan[0]) if len(nan) else int(np.argsort(flat, kind="stable")[position(flat.size)])
+        return F.reshape(x, (-1,))[i], i
+    d = _check_dim(dim, x.ndim, op)
+    if x.ndim == 0:
+        return F.reshape(x, ()), _zero_index(x)
+    n = data.shape[d]
+    if n == 0:
+        raise IndexError(f"{op}(): expected a non-empty dimension {d}")
+    idx = np.take(np.argsort(data, axis=d, kind="stable"), [position(n)], axis=d)
+    if data.dtype.kind in "fc":
+        isnan = np.isnan(data)
+        idx = np.where(isnan.any(axis=d, keepdims=True),
+                       np.argmax(isnan, axis=d, keepdims=True), idx)
+    idx = idx.astype(np.int64)
+    values = F.take_along_axis(x, idx, axis=d)
+    if not keepdim:
+        values, idx = F.squeeze(values, axis=d), np.squeeze(idx, axis=d)
+    return values, _index_tensor(x, idx)
+
+
+_TYPE_NAMES = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
+               "float16": "torch.HalfTensor", "int64": "torch.LongTensor",
+               "int32": "torch.IntTensor", "int16": "torch.ShortTensor",
+               "int8": "torch.CharTensor", "uint8": "torch.ByteTensor",
+               "bool": "torch.BoolTensor", "complex64": "torch.ComplexFloatTensor",
+               "complex128": "torch.ComplexDoubleTensor"}
+
+
+class TorchFace:
+    """Mixin of ``fastgraph.torch.Tensor``: every method whose NumPy meaning differs from
+    PyTorch's, with PyTorch's meaning only (positional arguments included).  Tensors made by
+    ``fastgraph.torch`` have it, and so do the results of operations on them.
+
+        >>> import fastgraph.torch as torch
+        >>> x = torch.tensor([[1.0, 5.0], [4.0, 2.0]])
+        >>> x.max(1).indices, x.std().item() > 1.8      # (values, indices); unbiased
+        (tensor([1, 0]), True)
+    """
+
+    __slots__ = ()
+
+    # ---- reductions -------------------------------------------------------------------------
+    def sum(self, *args, **kwargs):
+        dim, keepdim, dtype = _bind("sum", ("dim", "keepdim"),
+                                    {"dim": None, "keepdim": False, "dtype": None}, args, kwargs)
+        return _torch_reduce(self, "sum", dim, keepdim, dtype)
+
+    def mean(self, *args, **kwargs):
+        dim, keepdim, dtype = _bind("mean", ("dim", "keepdim"),
+                                    {"dim": None, "keepdim": False, "dtype": None}, args, kwargs)
+        if dtype is None and np.dtype(self.dtype).kind not in "fc":
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
+                               f"either a floating point or complex dtype. Got: "
+                               f"{np.dtype(self.dtype)}")
+        return _torch_reduce(self, "mean", dim, keepdim, dtype)
+
+    def prod(self, *args, **kwargs):
+        dim, keepdim, dtype = _bind("prod", ("dim", "keepdim"),
+                                    {"dim": None, "keepdim": False, "dtype": None}, args, kwargs)
+        return _torch_reduce(self, "prod", dim, keepdim, dtype)
+
+    def _minmax(self, name, args, kwargs):
+        other = kwargs.pop("other", None)
+        if other is None and args and _is_tensor_like(args[0]):
+            other, args = args[0], args[1:]
+        if other is not None:
+            if args or kwargs:
+                raise TypeError(f"{name}(other) takes no further arguments")
+            return (F.maximum if name == "max" else F.minimum)(self, other)
+        dim, keepdim = _bind(name, ("dim", "keepdim"), {"dim": None, "keepdim": False},
+                             args, kwargs)
+        if dim is None:
+            if keepdim:
+                raise TypeError(f"{name}(): keepdim=True needs dim")
+            return getattr(F, name)(self)
+        return (torch_max if name == "max" else torch_min)(self, dim, bool(keepdim))
+
+    def max(self, *args, **kwargs):
+        """PyTorch's ``x.max()`` (a 0-d tensor), ``x.max(dim, keepdim=False)`` (values,
+        indices) and ``x.max(other)`` (elementwise)."""
+        return TorchFace._minmax(self, "max", args, kwargs)
+
+    def min(self, *args, **kwargs):
+        return TorchFace._minmax(self, "min", args, kwargs)
+
+    def amax(self, dim=(), keepdim=False):
+        return F.max(self, axis=_dims(dim, self.ndim, "amax") or None, keepdims=bool(keepdim))
+
+    def amin(self, dim=(), keepdim=False):
+        return F.min(self, axis=_dims(dim, self.ndim, "amin") or None, keepdims=bool(keepdim))
+
+    def _var(self, name, args, kwargs):
+        if args and isinstance(args[0], (bool, np.bool_)):     # x.std(unbiased)
+            unbiased, = _bind(name, ("unbiased",), {"unbiased": None}, args, {})
+            dim, keepdim, correction = _bind(name, (), {"dim": None, "keepdim": False,
+                                                        "correction": None}, (), kwargs)
+        else:
+            dim, unbiased, keepdim, correction = _bind(
+                name, ("dim", "unbiased", "keepdim"),
+                {"dim": None, "unbiased": None, "keepdim": False, "correction": None},
+                args, kwargs)
+        return torch_var(self, dim, unbiased, keepdim, correction, std=name == "std")
+
+    def std(self, *args, **kwargs):
+        """PyTorch's ``x.std(dim=None, unbiased=True, keepdim=False, *, correction=1)``."""
+        return TorchFace._var(self, "std", args, kwargs)
+
+    def var(self, *args, **kwargs):
+        return TorchFace._var(self, "var", args, kwargs)
+
+    def all(self, dim=None, keepdim=False):
+        return _truth(self, dim, keepdim, "all", True)
+
+    def any(self, dim=None, keepdim=False):
+        return _truth(self, dim, keepdim, "any", False)
+
+    def median(self, dim=None, keepdim=False):
+        """PyTorch's median: the lower of the two middle values (not their mean); with
+        ``dim``, ``(values, indices)``."""
+        values, idx = _order_statistic(self, dim, keepdim, "median", lambda n: (n - 1) // 2)
+        return values if dim is None else return_types.median(values, idx)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        (k,) = _shape_args((k,), "kthvalue")
+        n = 1 if self.ndim == 0 else self.shape[_check_dim(dim, self.ndim, "kthvalue")]
+        if not 1 <= k <= n:
+            raise IndexError(f"kthvalue(): selected number k={k} out of range for a dimension "
+                             f"of size {n}")
+        return return_types.kthvalue(*_order_statistic(self, dim, keepdim, "kthvalue",
+                                                       lambda n: k - 1))
+
+    def sort(self, *args, **kwargs):
+        """PyTorch's ``x.sort(dim=-1, descending=False, *, stable=False)``: (values, indices)."""
+        dim, descending, stable = _bind("sort", ("dim", "descending"),
+                                        {"dim": -1, "descending": False, "stable": False},
+                                        args, kwargs)
+        return torch_sort(self, dim, bool(descending), bool(stable))
+
+    def argsort(self, *args, **kwargs):
+        dim, descending, stable = _bind("argsort", ("dim", "descending"),
+                                        {"dim": -1, "descending": False, "stable": False},
+                                        args, kwargs)
+        return torch_sort(self, dim, bool(descending), bool(stable)).indices
+
+    def cumsum(self, dim, dtype=None):
+        x = self if dtype is None else F.astype(self, np.dtype(dtype))
+        return F.cumsum(x, axis=_check_dim(dim, x.ndim, "cumsum"))
+
+    def cumprod(self, dim, dtype=None):
+        x = self if dtype is None else F.astype(self, np.dtype(dtype))
+        return F.cumprod(x, axis=_check_dim(dim, x.ndim, "cumprod"))
+
+    def softmax(self, dim, dtype=None):
+        x = self if dtype is None else F.astype(self, np.dtype(dtype))
+        _float_only(x, "softmax")
+        return F.softmax(x, axis=_check_dim(dim, x.ndim, "softmax"))
+
+    def log_softmax(self, dim, dtype=None):
+        x = self if dtype is None else F.astype(self, np.dtype(dtype))
+        _float_only(x, "log_softmax")
+        return F.log_softmax(x, axis=_check_dim(dim, x.ndim, "log_softmax"))
+
+    def logsumexp(self, dim, keepdim=False):
+        return F.logsumexp(self, axis=_dims(dim, self.ndim, "logsumexp"),
+                           keepdims=bool(keepdim))
+
+    # ---- shapes -------------------------------------------------------------------------------
+    def repeat(self, *sizes):
+        """PyTorch's ``x.repeat(*sizes)``: the tensor tiled (NumPy's ``tile``)."""
+        return torch_repeat(self, *sizes)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return torch_flatten(self, start_dim, end_dim)
+
+    def transpose(self, dim0, dim1):
+        return torch_transpose(self, dim0, dim1)
+
+    def squeeze(self, dim=None):
+        return torch_squeeze(self, dim)
+
+    def nonzero(self, *, as_tuple=False):
+        """PyTorch's ``nonzero()``: the indices of the nonzero elements, one row each (an
+        ``(n, ndim)`` int64 tensor); ``as_tuple=True``: one index tensor per dimension."""
+        data = _eager_data(self, "nonzero")
+        if as_tuple:
+            return tuple(_index_tensor(self, i.astype(np.int64))
+                         for i in np.nonzero(np.atleast_1d(data)))
+        return _index_tensor(self, np.argwhere(data).astype(np.int64))
+
+    # ---- values -------------------------------------------------------------------------------
+    def clamp(self, min=None, max=None):
+        return torch_clamp(self, min, max)
+
+    clip = clamp
+
+    def round(self, *, decimals=0):
+        return F.round(self, decimals)
+
+    def type(self, dtype=None, non_blocking=False):
+        """PyTorch's ``x.type()`` (the type's name, ``"torch.FloatTensor"``) or
+        ``x.type(dtype)`` (a conversion)."""
+        if dtype is None:
+            return _TYPE_NAMES.get(np.dtype(self.dtype).name, f"torch.{self.dtype}")
+        if isinstance(dtype, str):
+            names = {v: k for k, v in _TYPE_NAMES.items()}
+            if dtype not in names:
+                raise ValueError(f"type(): invalid type {dtype!r}")
+            dtype = names[dtype]
+        dt = np.dtype(dtype)
+        return self if dt == self.dtype else F.astype(self, dt)
+
+    # ---- new tensors like this one -----------------------------------------------------------
+    def _new(self, arr, requires_grad):
+        return new_leaf_like(self, arr, requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        Device(device or "cpu")
+        return self._new(np.zeros(_shape_args(size, "new_zeros"), dtype or self.dtype),
+                         requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        Device(device or "cpu")
+        return self._new(np.ones(_shape_args(size, "new_ones"), dtype or self.dtype),
+                         requires_grad)
+
+    new_empty = new_zeros
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        Device(device or "cpu")
+        return self._new(np.full(_shape_args((size,), "new_full"), fill_value,
+                                 dtype or self.dtype), requires_grad)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        Device(device or "cpu")
+        if hasattr(data, "_data"):
+            data = np.asarray(data._data)
+        return self._new(np.array(data, dtype=dtype or self.dtype), requires_grad)
+
+
+def new_leaf_like(like, arr, requires_grad=False):
+    """A new leaf of ``like``'s face holding ``arr`` (``type.__call__`` skips the legacy
+    constructor ``torch.Tensor(*sizes)`` of PyTorch's face)."""
+    face = getattr(type(like), "_face", type(like))
+    return type.__call__(face, arr, bool(requires_grad))

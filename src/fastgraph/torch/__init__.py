@@ -6,21 +6,23 @@
     >>> y = (x ** 3).sum(); y.backward(); x.grad
     tensor([3.  , 0.75, 0.  , 0.75, 3.  ])
 
-Tensors are fastgraph's own ``Tensor`` (NumPy values on the eager tape); dtypes are NumPy's
-(``torch.float32 is np.dtype("float32")``); the default float dtype is ``float32``; only the
-CPU exists.  The name table and the differences from PyTorch are in docs/pytorch.md.
+Tensors are fastgraph's own (NumPy values on the eager tape) with PyTorch's face: the
+factories here make :class:`Tensor`, a subclass of ``fastgraph.Tensor`` whose methods mean what
+PyTorch's mean (``x.max(1)`` is ``(values, indices)``, ``x.std()`` unbiased), and every result of
+an operation on one has it too; the top-level ``fastgraph`` keeps NumPy's meanings.  Dtypes are
+NumPy's (``torch.float32 is np.dtype("float32")``); the default float dtype is ``float32``; only
+the CPU exists.  The name table and the differences from PyTorch are in docs/pytorch.md.
 """
 from __future__ import annotations
 
-import builtins as _builtins
 
 import numpy as _np
 
 from .. import ops as _F
 from .._core import REGISTRY as _REGISTRY
 from .._core import namespace as _namespace
-from ..eager.tensor import Tensor as _FgTensor
 from . import _functions
+from ._tensor import Tensor
 from ._functions import *  # noqa: F401,F403
 from ._functions import __all__ as _function_names
 from .serialization import load, save
@@ -40,34 +42,6 @@ bool = _np.dtype(_np.bool_)
 dtype = _np.dtype
 
 device = _functions.Device
-
-
-class _TensorType(type):
-    """``isinstance(x, torch.Tensor)`` for fastgraph's Tensors; ``torch.Tensor.add`` and the
-    other method lookups are ``fg.Tensor``'s."""
-
-    def __instancecheck__(cls, obj):
-        return isinstance(obj, _FgTensor)
-
-    def __subclasscheck__(cls, sub):
-        return issubclass(sub, _FgTensor)
-
-    def __getattr__(cls, name):
-        return getattr(_FgTensor, name)
-
-
-class Tensor(metaclass=_TensorType):
-    """PyTorch's ``torch.Tensor``: ``isinstance`` checks, and the legacy constructor
-    ``torch.Tensor(data)`` (the default float dtype) or ``torch.Tensor(*size)`` (zeros).
-
-        >>> torch.Tensor([-4.0]).double().dtype
-        dtype('float64')
-    """
-
-    def __new__(cls, *args):
-        if len(args) == 1 and not isinstance(args[0], (_builtins.int, _np.integer)):
-            return _functions.tensor(args[0], dtype=_functions.get_default_dtype())
-        return _functions.zeros(*args)
 
 
 FloatTensor = DoubleTensor = LongTensor = Tensor
@@ -124,25 +98,20 @@ def logsumexp(input, dim, keepdim=False):
                         keepdims=keepdim)
 
 
-def softmax(input, dim, dtype=None):
-    """``torch.softmax(x, dim)``."""
-    x = input if dtype is None else input.to(dtype)
-    return _F.softmax(x, axis=_functions._tm._check_dim(dim, x.ndim, "softmax"))
+def _along_dim(name):
+    method = getattr(_functions._tm.TorchFace, name)
+
+    def f(input, dim, dtype=None):
+        return method(input, dim, dtype)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``torch.{name}(x, dim, dtype=None)``."
+    return f
 
 
-def log_softmax(input, dim, dtype=None):
-    x = input if dtype is None else input.to(dtype)
-    return _F.log_softmax(x, axis=_functions._tm._check_dim(dim, x.ndim, "log_softmax"))
-
-
-def cumsum(input, dim, dtype=None):
-    x = input if dtype is None else input.to(dtype)
-    return _F.cumsum(x, axis=_functions._tm._check_dim(dim, x.ndim, "cumsum"))
-
-
-def cumprod(input, dim, dtype=None):
-    x = input if dtype is None else input.to(dtype)
-    return _F.cumprod(x, axis=_functions._tm._check_dim(dim, x.ndim, "cumprod"))
+softmax = _along_dim("softmax")
+log_softmax = _along_dim("log_softmax")
+cumsum = _along_dim("cumsum")
+cumprod = _along_dim("cumprod")
 
 
 def abs(input):

@@ -14,6 +14,9 @@ from ..eager.tensor import Tensor as _FgTensor
 from ..eager.tensor import tensor as _fg_tensor
 from ..ops import torch_methods as _tm
 from ..ops.torch_methods import Device, Size, return_types
+from ._tensor import Tensor as _TorchTensor
+from ._tensor import leaf as _torch_leaf
+from ._tensor import with_torch_face
 
 _DEFAULT = [np.dtype(np.float32)]
 
@@ -66,7 +69,8 @@ def _infer(data):
 
 
 def _leaf(arr, requires_grad):
-    return _fg_tensor(arr, requires_grad=builtins.bool(requires_grad))
+    # (fg.tensor's checks of the dtype, then PyTorch's face)
+    return with_torch_face(_fg_tensor(arr, requires_grad=builtins.bool(requires_grad)))
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -99,7 +103,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, _FgTensor):
         return data if dtype is None or np.dtype(dtype) == data.dtype else data.to(dtype)
     if isinstance(data, np.ndarray):
-        return _FgTensor(data if dtype is None else data.astype(np.dtype(dtype), copy=False))
+        return _torch_leaf(data if dtype is None else data.astype(np.dtype(dtype), copy=False))
     return tensor(data, dtype=dtype)
 
 
@@ -107,7 +111,7 @@ def from_numpy(array):
     """A Tensor sharing ``array``'s memory (PyTorch's ``torch.from_numpy``)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy(): expected np.ndarray (got {type(array).__name__})")
-    return _FgTensor(array)
+    return _torch_leaf(array)
 
 
 def _size(size, op):
@@ -540,7 +544,8 @@ def equal(input, other):
 
 def where(condition, input=None, other=None):
     if input is None and other is None:
-        return tuple(_FgTensor(i.astype(np.int64)) for i in np.nonzero(np.asarray(condition.data)))
+        return tuple(_torch_leaf(i.astype(np.int64))
+                     for i in np.nonzero(np.asarray(condition.data)))
     return F.where(condition, input, other)
 
 

@@ -45,4 +45,5 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         Device(map_location)
     if pickle_module is not None:
         raise TypeError("load(): pickle_module is not supported")
-    return _load(_path(f, "load"))
+    from ._tensor import with_torch_face
+    return with_torch_face(_load(_path(f, "load")))

@@ -28,6 +28,7 @@ from ..._core import is_tensor
 from ...bridge.function import capture_variable, tracing_graph
 from ...eager.tensor import Tensor
 from ...static.node import NODE_TYPES
+from .._tensor import leaf
 from .parameter import Buffer, Parameter, as_array
 
 __all__ = ["Module", "IncompatibleKeys"]
@@ -210,7 +211,7 @@ class Module:
         if name in self._parameters or name in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            tensor = Tensor(np.asarray(as_array(tensor)))
+            tensor = leaf(np.asarray(as_array(tensor)))
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -328,7 +329,7 @@ class Module:
             if set_to_none:
                 p.grad = None
             else:
-                p.grad = Tensor(np.zeros_like(p.grad.data))
+                p.grad = leaf(np.zeros_like(p.grad.data))
 
     def apply(self, fn: Callable[["Module"], Any]) -> "Module":
         for m in self.children():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...eager.tensor import Tensor
+from .._tensor import Tensor as _TorchTensor
 
 __all__ = ["Parameter", "Buffer", "as_array"]
 
@@ -19,7 +20,7 @@ def as_array(value) -> np.ndarray:
     return np.asarray(value)
 
 
-class Parameter(Tensor):
+class Parameter(_TorchTensor):
     """A Tensor that is a module's parameter: assigning one to a ``Module`` attribute registers
     it, so ``parameters()``, ``state_dict()`` and the optimizers find it.  It requires grad
     unless told otherwise (PyTorch's ``torch.nn.Parameter``).
@@ -42,7 +43,7 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
-class Buffer(Tensor):
+class Buffer(_TorchTensor):
     """A Tensor that is a module's buffer (state that is not trained: BatchNorm's running
     statistics); assigning one to a ``Module`` attribute registers it (``torch.nn.Buffer``).
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ...eager.tensor import Tensor
+from .._tensor import leaf
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
            "vector_to_parameters"]
@@ -22,7 +23,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     returns the norm before clipping."""
     grads = [p.grad.data for p in _list(parameters) if p.grad is not None]
     if not grads:
-        return Tensor(np.array(0.0, np.float32))
+        return leaf(np.array(0.0, np.float32))
     norm_type = float(norm_type)
     if math.isinf(norm_type):
         total = max(float(np.abs(g).max()) for g in grads)
@@ -36,7 +37,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     if coef < 1:
         for g in grads:
             g *= g.dtype.type(coef)
-    return Tensor(np.array(total, grads[0].dtype))
+    return leaf(np.array(total, grads[0].dtype))
 
 
 def clip_grad_value_(parameters, clip_value: float) -> None:
@@ -48,7 +49,7 @@ def clip_grad_value_(parameters, clip_value: float) -> None:
 
 def parameters_to_vector(parameters) -> Tensor:
     """Every parameter flattened and concatenated (a copy)."""
-    return Tensor(np.concatenate([p.data.reshape(-1) for p in _list(parameters)]))
+    return leaf(np.concatenate([p.data.reshape(-1) for p in _list(parameters)]))
 
 
 def vector_to_parameters(vec, parameters) -> None:

@@ -21,6 +21,8 @@ import numpy as np
 
 from ...eager.tensor import Tensor
 from .. import _functions as _T
+from .._tensor import leaf as _leaf
+from .._tensor import with_torch_face
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler",
@@ -226,15 +228,15 @@ def default_collate(batch):
     dicts collated key by key, tuples and lists element by element (a tuple gives a list, a
     named tuple a named tuple)."""
     elem = batch[0]
-    if isinstance(elem, Tensor):
-        return _T.stack(list(batch), 0)
+    if isinstance(elem, Tensor):   # (a batch has PyTorch's face, whatever the samples had)
+        return with_torch_face(_T.stack(list(batch), 0))
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "OSUV":
             raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, "
                             f"numbers, dicts or lists; found an array of dtype {elem.dtype}")
-        return _T.stack([Tensor(np.asarray(b)) for b in batch], 0)
+        return _T.stack([_leaf(np.asarray(b)) for b in batch], 0)
     if isinstance(elem, np.generic):
-        return Tensor(np.array(batch))
+        return _leaf(np.array(batch))
     if isinstance(elem, bool):
         return _T.tensor(batch)
     if isinstance(elem, float):
@@ -261,9 +263,9 @@ def default_convert(data):
     if isinstance(data, Tensor):
         return data
     if isinstance(data, np.ndarray):
-        return data if data.dtype.kind in "OSUV" else Tensor(data)
+        return data if data.dtype.kind in "OSUV" else _leaf(data)
     if isinstance(data, np.generic):
-        return Tensor(np.asarray(data))
+        return _leaf(np.asarray(data))
     if isinstance(data, collections.abc.Mapping):
         return {k: default_convert(v) for k, v in data.items()}
     if isinstance(data, tuple) and hasattr(data, "_fields"):
