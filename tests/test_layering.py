@@ -188,3 +188,19 @@ def test_the_checker_sees_deferred_relative_and_cython_imports(tmp_path, monkeyp
     assert "fastgraph.eager.tape" in found and "fastgraph.ops" in found   # relative
     found = {t for _, t in _cython_imports(PKG / "eager" / "tape.pyx")}
     assert "fastgraph._core.dispatch" in found                  # cimport
+
+
+def test_import_fastgraph_leaves_scipys_heavy_subpackages_until_first_use():
+    # scipy.integrate drags in scipy.optimize and scipy.sparse (a third of the modules and
+    # heap of a fresh `import fastgraph`); fastgraph.scipy.integrate imports it when first called
+    import subprocess
+    import sys
+
+    code = ("import sys, fastgraph as fg; "
+            "print(sorted(m for m in ('scipy.integrate', 'scipy.optimize', 'scipy.sparse') "
+            "if m in sys.modules)); "
+            "print(fg.scipy.integrate.quad(lambda t: t, 0.0, 1.0)[0])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    assert out[0] == "[]"
+    assert abs(float(out[1]) - 0.5) < 1e-12     # SciPy's own names still pass through

@@ -19,7 +19,6 @@ import threading
 from types import SimpleNamespace
 
 import numpy as np
-import scipy.integrate as _si
 
 from .._core import apply, defop
 from .. import ops as _ops  # noqa: F401  (the declarations)
@@ -31,6 +30,13 @@ ODEINT = "odeint"
 IVP_METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 
 
+def _scipy_integrate():
+    """SciPy's integrate module, imported on first use: it pulls in scipy.optimize and
+    scipy.sparse, which would otherwise double the time ``import fastgraph`` takes."""
+    import scipy.integrate
+    return scipy.integrate
+
+
 def _np_func(func, args):
     def f(y, t):
         return np.asarray(func(y, t, *args), dtype=np.float64)
@@ -40,8 +46,8 @@ def _np_func(func, args):
 def _trajectory(f, y0, t, solver, options):
     """The states at the times ``t`` (a ``(len(t), len(y0))`` array) of ``dy/dt = f(y, t)``."""
     if solver == ODEINT:
-        return _si.odeint(f, y0, t, **dict(options))
-    res = _si.solve_ivp(lambda s, y: f(y, s), (t[0], t[-1]), y0, method=solver, t_eval=t,
+        return _scipy_integrate().odeint(f, y0, t, **dict(options))
+    res = _scipy_integrate().solve_ivp(lambda s, y: f(y, s), (t[0], t[-1]), y0, method=solver, t_eval=t,
                         **dict(options))
     if not res.success:
         raise RuntimeError(f"solve_ivp ({solver}): {res.message}")
@@ -235,7 +241,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, args=None, **options)
     func = _SolveIvpFunc(fun)
     if t_eval is None:
         # the solver's own steps, from a solve on the values: fixed times from then on
-        plain = _si.solve_ivp(lambda s, y: _np_func(func, [_concrete(a) for a in args])(y, s),
+        plain = _scipy_integrate().solve_ivp(lambda s, y: _np_func(func, [_concrete(a) for a in args])(y, s),
                               (float(_concrete(t0)), float(_concrete(t1))),
                               _concrete(y0), method=method, **options)
         if not plain.success:
@@ -270,4 +276,5 @@ def _as_times(t):
 
 
 def __getattr__(name: str):
-    return getattr(_si, name)
+    # SciPy's other integrate names (quad, trapezoid, ...) pass through undifferentiated
+    return getattr(_scipy_integrate(), name)
