@@ -122,8 +122,8 @@ def _seed(t: Tensor, gradient, create_graph: bool):
     if gradient is None:
         if t.size != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        g = np.ones(t.shape, dtype=t.dtype)
-        g = g[()] if g.ndim == 0 else g
+        # (a 0-d output, the common case: its dtype's scalar one, without an array made)
+        g = t.dtype.type(1) if t.ndim == 0 else np.ones(t.shape, dtype=t.dtype)
         return new_leaf_like(t, g) if create_graph else g
     given = gradient
     if isinstance(gradient, Tensor):

@@ -145,10 +145,36 @@ def _logsumexp_vjp(g, ans, x, axis, keepdims):
     return _keep(g, x, axis, keepdims) * F.exp(x - _keep(ans, x, axis, keepdims))
 
 
-sum = defop("sum", np.sum, _sum_vjp, function=_reducer("sum"),  # noqa: A001
+_add_reduce = np.add.reduce
+_DOUBLE = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
+def _sum_forward(x, axis=None, keepdims=False):
+    # np.sum of an ndarray is np.add.reduce (its dtype rules included), less ~1.5 us of wrapper
+    if type(x) is np.ndarray:
+        return _add_reduce(x, axis=axis, keepdims=keepdims)
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+def _mean_forward(x, axis=None, keepdims=False):
+    # np.mean of a float64 / complex128 array: its sum divided by the count, as NumPy computes
+    # it (the same bits), less ~2.5 us of wrapper; other dtypes (float16's float32 sum, ints'
+    # float64 result) and empty arrays (NumPy's warning) go to np.mean
+    if type(x) is np.ndarray and x.dtype in _DOUBLE and x.size:
+        if axis is None:
+            n = x.size
+        else:
+            n = 1
+            for a in ((axis,) if type(axis) is int else axis):
+                n *= x.shape[a]
+        return _add_reduce(x, axis=axis, keepdims=keepdims) / n
+    return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+sum = defop("sum", _sum_forward, _sum_vjp, function=_reducer("sum"),  # noqa: A001
             shape=_reduce_rule("sum"), reduction="sum", exports=TOP, methods=True,
             complex_vjps=True)
-mean = defop("mean", np.mean, _mean_vjp, function=_reducer("mean"),
+mean = defop("mean", _mean_forward, _mean_vjp, function=_reducer("mean"),
              shape=_reduce_rule("mean"), reduction="mean", exports=TOP, methods=True,
              complex_vjps=True)
 prod = defop("prod", np.prod, _prod_vjp, function=_reducer("prod"),
