@@ -10,11 +10,14 @@
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.exceptions import AxisError
 
 import fastgraph as fg
+import fastgraph.ops as F
 
 KINDS = ("numpy", "eager", "static")
 T, E, S = ("eager",), ("eager", "static"), KINDS  # which input kinds a case runs on
@@ -459,3 +462,31 @@ def test_concatenate_gradient_with_a_plain_list_before_the_tensor():
 def test_keepdims_must_be_a_bool(call):
     with pytest.raises(TypeError, match="keepdims must be a bool"):
         call(fg.tensor(np.ones((2, 3))))
+
+
+# sum and mean run np.add.reduce on ndarrays (and mean divides by the count): NumPy's own bits,
+# dtypes and result types, for every dtype, axis and keepdims
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32, np.complex64,
+                                   np.int32, np.int8, np.bool_, np.float16])
+@pytest.mark.parametrize("shape, axis", [((7,), None), ((7,), 0), ((3, 5, 4), None),
+                                         ((3, 5, 4), -1), ((3, 5, 4), (0, 2)), ((0, 3), 1)])
+@pytest.mark.parametrize("name", ["sum", "mean"])
+def test_sum_and_mean_are_numpys_bit_for_bit(name, dtype, shape, axis):
+    x = (np.random.default_rng(3).standard_normal(shape) * 100).astype(dtype)
+    for keepdims in (False, True):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)     # (the mean of an empty axis)
+            got = getattr(F, name)(x, axis=axis, keepdims=keepdims)
+            want = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+        assert type(got) is type(want) and np.shape(got) == np.shape(want)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_broadcast_like_of_a_scalar_is_a_read_only_view():
+    x = np.ones((3, 4))
+    for g in (np.float64(2.5), 2.5, np.array(2.5)):
+        v = F.broadcast_like(g, x)
+        assert v.shape == (3, 4) and v.strides == (0, 0) and not v.flags.writeable
+        np.testing.assert_array_equal(v, np.full((3, 4), 2.5))
+    assert F.broadcast_like(np.float32(1.0), x).dtype == np.float32
