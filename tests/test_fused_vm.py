@@ -224,6 +224,7 @@ EXACT = {
     "sigmoid_grad": lambda s, g: (g * s) * (np.ones((), s.dtype) - s),
     "where": lambda c, a, b: np.where(c != 0, a, b), "select": lambda c, a, b: np.where(c != 0, a, b),
     "clip": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+    "mul_mul": lambda a, b, c: (a * b) * c,
     **{name: (lambda f: lambda a, b: f(a, b).astype(a.dtype))(getattr(np, name))
        for name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")},
 }
@@ -516,6 +517,78 @@ def test_product_peepholes_round_twice(dtype):
     np.testing.assert_array_equal(d, c - a * b)
     np.testing.assert_array_equal(p, a * b)
     assert "nfma(" not in compile_kernel([x * y - z]).describe()   # a*b - c stays as it is
+
+
+def _with_specials(x):
+    fi = np.finfo(x.dtype)
+    sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, fi.max, -fi.max, fi.smallest_subnormal,
+                   20.0, -20.0], x.dtype)
+    x = x.copy()
+    x[::97][:sp.size] = sp
+    return x
+
+
+#: (expression, the superinstruction it becomes, the instructions it replaces)
+SUPERINSTRUCTION_CASES = [
+    (lambda x, y, z: 0.5 * x * x, "mul_mul", ("multiply",)),
+    (lambda x, y, z: x * (y * z), "mul_mul", ("multiply",)),
+    (lambda x, y, z: (x * y) * z - x, "mul_mul", ("multiply",)),
+    (lambda x, y, z: Expr.op("tanh", x * y + z), "tanh_fma", ("fma", "tanh")),
+    (lambda x, y, z: Expr.op("tanh", z + x * y) * Expr.op("sigmoid", z) + 0.5 * x * x,
+     "tanh_fma", ("fma", "tanh", "multiply")),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("case", range(len(SUPERINSTRUCTION_CASES)))
+def test_superinstructions_give_the_two_instructions_bits(case, dtype, vec_copy):
+    """The superinstruction peephole folds a pair into one pass with the pair's bits (NaN
+    payloads aside), on every block-tail length, and ``superinstructions=False`` keeps the
+    pair."""
+    f, sup, gone = SUPERINSTRUCTION_CASES[case]
+    x, y, z = Expr.input(0), Expr.input(1), Expr.input(2)
+    fused = compile_kernel([f(x, y, z)], nin=3)
+    plain = compile_kernel([f(x, y, z)], nin=3, superinstructions=False)
+    assert f"= {sup}(" in fused.describe() and f"= {sup}(" not in plain.describe()
+    for name in gone:
+        assert fused.describe().count(f"= {name}(") < plain.describe().count(f"= {name}(")
+    rng = np.random.default_rng(case)
+    for n in (B - 5, 3 * B + 13):
+        args = [_with_specials((rng.standard_normal(n) * 3).astype(dtype)) for _ in range(3)]
+        with np.errstate(all="ignore"):
+            got, want = fused(*args), plain(*args)
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got) | np.isnan(got), np.signbit(want) | np.isnan(want))
+
+
+def test_superinstructions_only_where_they_keep_the_results():
+    x, y, z = Expr.input(0), Expr.input(1), Expr.input(2)
+    inner = x * y
+    shared = compile_kernel([inner * z, inner])             # the product is also an output
+    assert "mul_mul(" not in shared.describe()
+    u = x * y + z
+    both = compile_kernel([Expr.op("tanh", u), Expr.op("exp", u)])   # the fma has another use
+    assert "tanh_fma(" not in both.describe()
+    for strategy in ("libm", "ufunc"):       # tanh is not the vec loop: tanh_fma would be
+        k = compile_kernel([Expr.op("tanh", u)], strategy=strategy)
+        assert "tanh_fma(" not in k.describe() and "= tanh(" in k.describe()
+
+
+def test_superinstructions_are_switched_off_by_name_in_a_plan():
+    import fastgraph as fg
+    rng = np.random.default_rng(5)
+    a, b, c = (rng.standard_normal(5000) for _ in range(3))
+    g = fg.Graph()
+    with g.as_default():
+        ps = [fg.placeholder(np.float64, (5000,)) for _ in range(3)]
+        y = fg.tanh(ps[0] * ps[1] + ps[2]) / (0.5 * ps[0] * ps[0])
+    feed = dict(zip(ps, (a, b, c)))
+    with fg.Session(g) as on, fg.Session(g, disable=("superinstructions",)) as off:
+        text_on, text_off = on.explain(y, feed), off.explain(y, feed)
+        assert "tanh_fma(" in text_on and "mul_mul(" in text_on
+        assert "tanh_fma(" not in text_off and "mul_mul(" not in text_off
+        assert "= fma(" in text_off
+        np.testing.assert_array_equal(on.run(y, feed), off.run(y, feed))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -10,7 +10,9 @@
 The compiler hash-conses the DAG (common subexpressions become one instruction), applies a few
 peepholes (``add(multiply(a, b), c)`` -> ``fma``, ``subtract(c, multiply(a, b))`` -> ``nfma``,
 ``multiply(a, greater(b, c))`` -> ``mul_greater``, ``power(x, c)`` -> ``square``/``sqrt``/
-``reciprocal``/``copy`` for the exponents NumPy special-cases), allocates
+``reciprocal``/``copy`` for the exponents NumPy special-cases), then the superinstruction
+peephole (``multiply(multiply(a, b), c)`` -> ``mul_mul``, ``tanh(fma(a, b, c))`` -> ``tanh_fma``:
+one pass over a block instead of two; ``superinstructions=False`` switches it off), allocates
 block-length registers with a linear scan (a register is reused once its value is dead; a result
 never shares a register with its own operands), and hands the program to the VM
 (:mod:`fastgraph.kernels.vm`) as a :class:`~fastgraph.fused.runtime.FusedKernel`.  See
@@ -188,10 +190,10 @@ def _canonicalise(outputs: Sequence[Expr]):
     return nodes, [canon[id(e)] for e in outputs]
 
 
-def _fuse_pairs(nodes, outs):
-    """add(multiply(a, b), c) -> fma(a, b, c) and subtract(c, multiply(a, b)) -> nfma(a, b, c)
-    when the product has no other use, multiply(a, greater(b, c)) -> mul_greater(a, b, c) when
-    the mask has none (relu's gradient): one pass instead of two, the same roundings."""
+def _uses(nodes, outs):
+    """Each node's use count (a dict by ``cid``, which a fold updates) and the test
+    ``single_use(m, name)``: ``m`` is op ``name`` and only its one consumer reads it (it is not
+    an output)."""
     used = {}
     for n in nodes:
         for a in n.args:
@@ -199,10 +201,17 @@ def _fuse_pairs(nodes, outs):
     out_ids = {o.cid for o in outs}
 
     def single_use(m, name):
-        """``m`` is op ``name`` and only its one consumer reads it (not an output)."""
         return (m.kind == "op" and m.name == name and used.get(m.cid, 0) == 1
                 and m.cid not in out_ids)
 
+    return used, single_use
+
+
+def _fuse_pairs(nodes, outs):
+    """add(multiply(a, b), c) -> fma(a, b, c) and subtract(c, multiply(a, b)) -> nfma(a, b, c)
+    when the product has no other use, multiply(a, greater(b, c)) -> mul_greater(a, b, c) when
+    the mask has none (relu's gradient): one pass instead of two, the same roundings."""
+    used, single_use = _uses(nodes, outs)
     for n in nodes:
         if n.kind != "op":
             continue
@@ -227,7 +236,47 @@ def _fuse_pairs(nodes, outs):
                     n.args = (n.args[1 - i], m.args[0], m.args[1])
                     used[m.cid] = 0
                     break
-    # drop nodes nobody needs any more (the folded multiplies)
+    return _live(nodes, outs)      # without the folded multiplies
+
+
+#: the name of the superinstruction peephole (:func:`_superinstructions`): ``compile_kernel(...,
+#: superinstructions=False)`` and a plan's ``disable=("superinstructions",)`` switch it off
+SUPERINSTRUCTIONS = "superinstructions"
+
+
+def _superinstructions(nodes, outs, strategy):
+    """Two instructions that are one pass over a block: ``multiply(multiply(a, b), c)`` ->
+    ``mul_mul(a, b, c)`` (``0.5 * x * x``) and ``tanh(fma(a, b, c))`` -> ``tanh_fma(a, b, c)``
+    (``tanh(a * b + c)``), when the inner result has no other use.  The same operations in the
+    same order: the same bits as the two instructions, but for which operand's payload a NaN
+    result carries (``tanh_fma`` only where tanh runs as the vec loop, whose tanh it computes).
+    Run after :func:`_fuse_pairs`, so that an ``fma`` takes the product first."""
+    used, single_use = _uses(nodes, outs)
+    tanh_vec = _mode_for(_BY_NAME["tanh"], strategy, _vm) == _MODES["vec"]
+    changed = False
+    for n in nodes:
+        if n.kind != "op":
+            continue
+        if n.name == "multiply":
+            for i in (0, 1):
+                m = n.args[i]
+                if single_use(m, "multiply"):
+                    n.name = "mul_mul"      # (a * b) * c = c * (a * b): IEEE products commute
+                    n.args = (m.args[0], m.args[1], n.args[1 - i])
+                    used[m.cid] = 0
+                    changed = True
+                    break
+        elif n.name == "tanh" and tanh_vec and single_use(n.args[0], "fma"):
+            m = n.args[0]
+            n.name = "tanh_fma"
+            n.args = m.args
+            used[m.cid] = 0
+            changed = True
+    return _live(nodes, outs) if changed else nodes
+
+
+def _live(nodes, outs):
+    """``nodes`` without those no output needs any more (operands folded into their reader)."""
     live = set(o.cid for o in outs)
     for n in reversed(nodes):
         if n.cid in live:
@@ -273,7 +322,7 @@ def _normalise_reduce(reduce, nout):
 
 def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy: str = "auto",
                    block: int = DEFAULT_BLOCK, threshold: int = DEFAULT_THRESHOLD,
-                   stream_min: Optional[int] = None,
+                   stream_min: Optional[int] = None, superinstructions: bool = True,
                    name: Optional[str] = None) -> "FusedKernel":
     """Compile expressions into one fused kernel with one or more outputs.
 
@@ -287,6 +336,8 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
     loops where they exist).  ``block``: elements per block; ``threshold``: below this many
     elements the kernel runs on one thread.  ``stream_min``: contiguous outputs with at least
     this many elements are written with non-temporal stores (``None``: never).
+    ``superinstructions``: fold pairs of instructions into the VM's one-pass superinstructions
+    (``mul_mul``, ``tanh_fma``; the same results, NaN payloads aside).
     """
     if isinstance(outputs, Expr):
         outputs = [outputs]
@@ -302,6 +353,8 @@ def compile_kernel(outputs, reduce=None, *, nin: Optional[int] = None, strategy:
 
     nodes, outs = _canonicalise(outputs)
     nodes = _fuse_pairs(nodes, outs)
+    if superinstructions:
+        nodes = _superinstructions(nodes, outs, strategy)
     nin = _input_count(nodes, nin)
     regs = _Registers(nodes, nin)
     code, listing = regs.emit([n for n in nodes if n.kind == "op"], outs, strategy)

@@ -119,6 +119,8 @@ REFS: dict[str, Callable] = {
     "select": _where,
     "tanh_grad": lambda t, g: np.multiply(g, np.subtract(1, np.square(t))),
     "sigmoid_grad": lambda s, g: np.multiply(np.multiply(g, s), np.subtract(1, s)),
+    "mul_mul": lambda a, b, c: np.multiply(np.multiply(a, b), c),
+    "tanh_fma": lambda a, b, c: np.tanh(np.add(np.multiply(a, b), c)),
 }
 
 OPCODES: tuple[OpCode, ...] = tuple(

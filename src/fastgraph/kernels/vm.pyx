@@ -73,6 +73,8 @@ cdef extern from "fg_vm.h":
     void fg_stream_d(double*, const double*, Py_ssize_t) noexcept nogil
     void fg_stream_f(float*, const float*, Py_ssize_t) noexcept nogil
     void fg_sfence() noexcept nogil
+    void fg_prefetch_part(const char*, Py_ssize_t, Py_ssize_t) noexcept nogil
+    void fg_prefetch_part_w(const char*, Py_ssize_t, Py_ssize_t) noexcept nogil
     void fg_probe_4r1w(double*, const double*, const double*, const double*, const double*,
                        Py_ssize_t, Py_ssize_t) noexcept nogil
 
@@ -566,15 +568,38 @@ cdef inline void _red_store(Ctx* c, int k, Py_ssize_t row, double val, real* dum
     (<real*>c.out_base[k])[row] = <real>val
 
 
+#: a block's program runs over sub-blocks of this many bytes per register (see _run_block)
+cdef Py_ssize_t _SUB_BYTES = 4096
+#: prefetch distance (bytes ahead in each contiguous operand), for calls whose operands total
+#: at least _PF_MIN_BYTES (below, they are in cache and a prefetch is an instruction wasted)
+cdef Py_ssize_t _PF_AHEAD_BYTES = 16384
+cdef Py_ssize_t _PF_MIN_BYTES = 1 << 21
+
+
+def _set_block_schedule(Py_ssize_t sub_bytes=4096, Py_ssize_t ahead_bytes=16384,
+                        Py_ssize_t min_bytes=1 << 21):
+    """Set the sub-block size and the prefetch distance and threshold (``ahead_bytes`` 0: no
+    prefetch); for measurements.  Results do not depend on them.  Call only while no kernel
+    runs."""
+    global _SUB_BYTES, _PF_AHEAD_BYTES, _PF_MIN_BYTES
+    if sub_bytes < 64 or sub_bytes % 64:
+        raise ValueError(f"sub_bytes must be a positive multiple of 64, got {sub_bytes}")
+    if ahead_bytes < 0:
+        raise ValueError(f"ahead_bytes must be >= 0, got {ahead_bytes}")
+    _SUB_BYTES, _PF_AHEAD_BYTES, _PF_MIN_BYTES = sub_bytes, ahead_bytes, min_bytes
+
+
 cdef void _run_block(Ctx* c, real* scratch, int tid, Py_ssize_t b) noexcept nogil:
     cdef Py_ssize_t s = b * c.B
     cdef Py_ssize_t n = c.N - s
     cdef Py_ssize_t r0, r1, pos, row
     cdef real** regs = <real**>c.regp + tid * c.regstride
     cdef real* tscratch = scratch + <Py_ssize_t>tid * c.nregs * c.B
-    cdef int i, r, k, m, ired
+    cdef int i, j, r, k, m, ired
     cdef int* ins
     cdef real* v
+    cdef Py_ssize_t pf_s, pf_bytes, lo, hi, sub, ahead, sb, ms
+    cdef bint pf
     if n > c.B:
         n = c.B
     # inputs
@@ -594,12 +619,38 @@ cdef void _run_block(Ctx* c, real* scratch, int tid, Py_ssize_t b) noexcept nogi
             regs[r] = (<real*>c.out_base[k]) + s
         else:
             regs[r] = tscratch + r * c.B
-    # the program
-    for i in range(c.ninstr):
-        ins = c.code + 6 * i
-        _exec(ins[0], ins[1], regs[ins[2]], regs[ins[3]],
-              regs[ins[4]] if ins[4] >= 0 else <real*>NULL,
-              regs[ins[5]] if ins[5] >= 0 else <real*>NULL, n)
+    # the program, a sub-block at a time: the live registers' slices of _SUB_BYTES each stay
+    # in L1 from one instruction to the next (the whole block's would not), and every element
+    # is computed as it would be in one pass (elementwise code does not depend on where an
+    # element sits), so the results, reductions included, are the block's.  While a sub-block
+    # runs, the contiguous operands' elements _PF_AHEAD_BYTES ahead are prefetched, a share
+    # before each instruction: the memory streams on while the transcendentals compute.
+    sub = _SUB_BYTES // <Py_ssize_t>sizeof(real)
+    ahead = _PF_AHEAD_BYTES // <Py_ssize_t>sizeof(real)
+    pf = ahead > 0 and c.N * <Py_ssize_t>sizeof(real) * (c.nin + c.nout) >= _PF_MIN_BYTES
+    sb = 0
+    while sb < n:
+        ms = n - sb
+        if ms > sub:
+            ms = sub
+        pf_s = s + sb + ahead
+        pf_bytes = (ms if pf_s + ms <= c.N else c.N - pf_s) * <Py_ssize_t>sizeof(real)
+        for i in range(c.ninstr):
+            if pf and pf_bytes > 0:
+                lo = pf_bytes * i // c.ninstr
+                hi = pf_bytes * (i + 1) // c.ninstr
+                for j in range(c.nin):
+                    if c.in_mode[j] == IN_CONTIG:
+                        fg_prefetch_part(c.in_base[j] + pf_s * <Py_ssize_t>sizeof(real), lo, hi)
+                for j in range(c.nout):
+                    if c.out_mode[j] == OUT_CONTIG:
+                        fg_prefetch_part_w(c.out_base[j] + pf_s * <Py_ssize_t>sizeof(real),
+                                           lo, hi)
+            ins = c.code + 6 * i
+            _exec(ins[0], ins[1], regs[ins[2]] + sb, regs[ins[3]] + sb,
+                  regs[ins[4]] + sb if ins[4] >= 0 else <real*>NULL,
+                  regs[ins[5]] + sb if ins[5] >= 0 else <real*>NULL, ms)
+        sb += ms
     # write back
     for k in range(c.nout):
         m = c.out_mode[k]

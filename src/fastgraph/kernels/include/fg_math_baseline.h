@@ -1,12 +1,11 @@
 /* The VM's loops compiled for the baseline instruction set (suffix _base): what the compiler
  * makes of fg_math_scalar.h and fg_vm_loops.h with the build's own flags, and float64 tanh and
  * sigmoid from fg_math_simd.h on one-lane "vectors" (plain doubles), so that they compute what
- * the vector copies compute, operation for operation.  It always exists and is the only copy
- * where FG_X86_DISPATCH is 0.  Included by fg_vm.h inside its no-trapping-math region. */
+ * the vector copies compute, operation for operation (fg_math_isa.h instantiates the copy).
+ * It always exists and is the only copy where FG_X86_DISPATCH is 0.  Included by fg_vm.h inside
+ * its no-trapping-math region. */
 #ifndef FG_MATH_BASELINE_H
 #define FG_MATH_BASELINE_H
-
-FG_DEF_VEC_LOOPS(_base, )
 
 /* fg_math_simd.h's operations on one double: the vector instructions' semantics exactly
    (min/max return b when either is NaN; the bitwise ones act on the encodings) */
@@ -46,12 +45,6 @@ static inline double fg__s_pow2(double km, int e) {
 #define FGV_POW2 fg__s_pow2
 #define FGV_GE(a, b) ((a) >= (b))
 #define FGV_BLEND(a, b, m) ((m) ? (b) : (a))
-#include "fg_math_simd.h"          /* fg_vtanh_d_base, fg_vsigmoid_d_base; undefines FGV_ */
-
-#include "fg_fp_exact_begin.h"
-FG_ARITH_OPTIONS
-FG_DEF_ARITH(d, _base, )
-FG_DEF_ARITH(f, _base, )
-#include "fg_fp_exact_end.h"
+#include "fg_math_isa.h"          /* the copy: vec loops, float64 tanh and sigmoid, arithmetic */
 
 #endif

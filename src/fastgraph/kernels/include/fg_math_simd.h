@@ -1,6 +1,7 @@
 /* float64 tanh and sigmoid written once in vector operations, for every instruction set with
  * vectors and FMA: the header of an instruction set (fg_math_avx2.h) defines the operations below
- * and includes this file, which defines fg_vtanh_d<FGV_SUF> and fg_vsigmoid_d<FGV_SUF>.  Every
+ * and includes fg_math_isa.h, which includes this file, which defines fg_vtanh_d<FGV_SUF>, fg_vsigmoid_d<FGV_SUF> and
+ * fg_vtanh_fma_d<FGV_SUF> (tanh(a * b + c): the tanh_fma superinstruction).  Every
  * instruction set so computes the same polynomial with the same FMAs, in the same order: the
  * same bits, whatever the vector width.
  *
@@ -27,7 +28,8 @@
  * across them.  Max error 2.4 ulp (tanh) and 2.2 ulp (sigmoid) against long double.  A block's
  * last n % FGV_LANES elements go through the same code (padded), so an element's result does not
  * depend on where it sits in a block, nor on FGV_NMAX.  No include guard: once per instruction
- * set, and the FGV_ parameters are undefined at the end, ready for the next one. */
+ * set (from fg_math_isa.h), and the FGV_ operations are undefined at the end, ready for the
+ * next one. */
 #define FGV__NAME(name) FG__XCAT(name, FGV_SUF)
 #define FGV__C(v) FGV_SET1(v)
 #define FGV__EACH(S) _Pragma("GCC unroll 4") for (int j = 0; j < N; j++) { S; }
@@ -47,13 +49,19 @@
         T2[j], FGV__C((F) * (S2) * (S2) * (S2) * (S2) * FG__EXP_P5), PB[j])) \
     FGV__EACH(P[j] = FGV_FMADD(T2[j], PB[j], PA[j]))
 
-/* N (1..FGV_NMAX, a constant once inlined) vectors of tanh from a to d */
+/* N (1..FGV_NMAX, a constant once inlined) vectors of tanh from a to d; with FMA (a constant
+   too) of tanh(a * b + c), the product and the sum rounded apart as the unfused ops do */
 FGV_ATTR static inline __attribute__((always_inline)) void FGV__NAME(fg__tanh_vn)(
-        double *d, const double *a, const int N) {
+        double *d, const double *a, const double *b, const double *c, const int N,
+        const int FMA) {
     FGV_T sign[FGV_NMAX], ax[FGV_NMAX], km[FGV_NMAX], k[FGV_NMAX], h[FGV_NMAX];
     FGV_T S[FGV_NMAX], u[FGV_NMAX], u2[FGV_NMAX], pa[FGV_NMAX], pb[FGV_NMAX];
     FGV_T p[FGV_NMAX], D[FGV_NMAX], Sh[FGV_NMAX], num[FGV_NMAX], den[FGV_NMAX];
     FGV__EACH(ax[j] = FGV_LOAD(a + FGV_LANES * j))
+    if (FMA) {
+        FGV__EACH(ax[j] = FGV_MUL(ax[j], FGV_LOAD(b + FGV_LANES * j)))
+        FGV__EACH(ax[j] = FGV_ADD(ax[j], FGV_LOAD(c + FGV_LANES * j)))
+    }
     FGV__EACH(sign[j] = FGV_AND(ax[j], FGV__C(-0.0)))
     FGV__EACH(ax[j] = FGV_ANDNOT(FGV__C(-0.0), ax[j]))      /* |x|, beside the sign */
     FGV__EACH(ax[j] = FGV_MIN(FGV__C(20.0), ax[j]))         /* (20 < ax) ? 20 : ax: NaN passes */
@@ -107,9 +115,27 @@ FGV_ATTR static void FGV__NAME(fg_v##NAME##_d)(double *d, const double *a, Py_ss
         memcpy(t, a + i, (size_t)(n - i) * sizeof(double)); \
         BLOCK(t, t, 1); \
         memcpy(d + i, t, (size_t)(n - i) * sizeof(double)); } }
-FGV__LOOP(tanh, FGV__NAME(fg__tanh_vn))
+#define FGV__TANH(D, A, N) FGV__NAME(fg__tanh_vn)(D, A, NULL, NULL, N, 0)
+FGV__LOOP(tanh, FGV__TANH)
 FGV__LOOP(sigmoid, FGV__NAME(fg__sigmoid_vn))
+/* tanh(a * b + c) (the tanh_fma superinstruction): the same loop over three operands; the
+   padded rest pads all three */
+FGV_ATTR static void FGV__NAME(fg_vtanh_fma_d)(double *d, const double *a, const double *b,
+                                              const double *c, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    for (; i + FGV_LANES * FGV_NMAX <= n; i += FGV_LANES * FGV_NMAX)
+        FGV__NAME(fg__tanh_vn)(d + i, a + i, b + i, c + i, FGV_NMAX, 1);
+    for (; i + FGV_LANES <= n; i += FGV_LANES)
+        FGV__NAME(fg__tanh_vn)(d + i, a + i, b + i, c + i, 1, 1);
+    if (i < n) {
+        double t[FGV_LANES] = {0.0}, tb[FGV_LANES] = {0.0}, tc[FGV_LANES] = {0.0};
+        memcpy(t, a + i, (size_t)(n - i) * sizeof(double));
+        memcpy(tb, b + i, (size_t)(n - i) * sizeof(double));
+        memcpy(tc, c + i, (size_t)(n - i) * sizeof(double));
+        FGV__NAME(fg__tanh_vn)(t, t, tb, tc, 1, 1);
+        memcpy(d + i, t, (size_t)(n - i) * sizeof(double)); } }
 
+#undef FGV__TANH
 #undef FGV__LOOP
 #undef FGV__EXP_DEN_POLY
 #undef FGV__REDUCE
@@ -139,5 +165,3 @@ FGV__LOOP(sigmoid, FGV__NAME(fg__sigmoid_vn))
 #undef FGV_T
 #undef FGV_NMAX
 #undef FGV_LANES
-#undef FGV_ATTR
-#undef FGV_SUF

@@ -88,7 +88,11 @@
     OP(TANH_GRAD,     tanh_grad,     2, c,     none,                1,  0, 0, \
        "b * (1 - a*a): gradient through tanh given its output a") \
     OP(SIGMOID_GRAD,  sigmoid_grad,  2, c,     none,                1,  0, 0, \
-       "b * a * (1 - a): gradient through sigmoid given its output a")
+       "b * a * (1 - a): gradient through sigmoid given its output a") \
+    OP(MUL_MUL,       mul_mul,       3, c,     none,                1,  0, 0, \
+       "(a * b) * c (two roundings, like NumPy): 0.5 * x * x in one pass") \
+    OP(TANH_FMA,      tanh_fma,      3, c,     none,                7,  3, 4, \
+       "tanh(a * b + c): fma's two roundings, then the vec tanh, in one pass")
 
 #define FG__OP_ENUM(ENUM, name, arity, eval, ufunc, cost, ulp32, ulp64, doc) FG_OP_##ENUM,
 enum { FG_OP_NONE = 0, FG_OPCODES(FG__OP_ENUM) FG_OP_END };

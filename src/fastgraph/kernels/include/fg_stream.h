@@ -5,6 +5,15 @@
 #define FG_STREAM_H
 #include <stdint.h>
 #include <string.h>
+#include "fg_prefetch.h"
+/* Prefetch hints for the part [lo, hi) (bytes, relative to p) of a span, one per cache line. */
+static inline void fg_prefetch_part(const char *p, Py_ssize_t lo, Py_ssize_t hi) {
+    for (Py_ssize_t o = lo & ~(Py_ssize_t)63; o < hi; o += 64) FG_PREFETCH_L2(p + o);
+}
+/* ... of a span about to be written */
+static inline void fg_prefetch_part_w(const char *p, Py_ssize_t lo, Py_ssize_t hi) {
+    for (Py_ssize_t o = lo & ~(Py_ssize_t)63; o < hi; o += 64) FG_PREFETCH_L2_W(p + o);
+}
 #if defined(__SSE2__) || defined(_M_X64)
 #  include <emmintrin.h>
 static void fg_stream_d(double *dst, const double *src, Py_ssize_t n) {

@@ -4,11 +4,12 @@
  *   FG_DEF_VEC_LOOPS(SUF, ATTR)  fg_v<op>_<P><SUF>(d, a, n): the vec loops made of the scalar
  *                                functions of fg_math_scalar.h, for exp, expm1, log, log1p (both
  *                                precisions), sin and cos (libm's beyond FG_TRIG_BIG), and
- *                                float tanh and sigmoid.  float64 tanh and
+ *                                float tanh, sigmoid and tanh_fma.  float64 tanh and
  *                                sigmoid are fg_math_simd.h's, in each instruction set's
  *                                vectors (one-lane ones in the baseline copy).
  *   FG_DEF_ARITH(P, SUF, ATTR)   fg_arith_<P><SUF>(op, d, a, b, c, n): the plain ("c") ops, one
- *                                switch; returns 0 for an op it does not have.  Expand it between
+ *                                switch (and the superinstruction tanh_fma, whose tanh is
+ *                                the vec loop's); returns 0 for an op it does not have.  Expand it between
  *                                fg_fp_exact_begin.h and fg_fp_exact_end.h, after
  *                                FG_ARITH_OPTIONS: a*b+c must round twice, exactly as the
  *                                unfused NumPy ops do, and sqrt is the instruction.
@@ -40,7 +41,13 @@ ATTR static void fg_v##NAME##_##P##SUF(fg_real_##P *d, const fg_real_##P *a, Py_
             for (Py_ssize_t i = 0; i < m; i++) { \
                 double v = (double)x[i]; \
                 y[i] = (fg_real_##P)(fabs(v) <= FG_TRIG_BIG ? fg_##NAME##_d(v) : NAME(v)); } } } }
+/* tanh(a * b + c), float: the tanh_fma superinstruction (float64's is fg_math_simd.h's) */
+#define FG_DEF_TANH_FMA_LOOP(SUF, ATTR) \
+ATTR static void fg_vtanh_fma_f##SUF(float *d, const float *a, const float *b, const float *c, \
+                                     Py_ssize_t n) { \
+    for (Py_ssize_t i = 0; i < n; i++) { float p = a[i] * b[i]; d[i] = fg_tanh_f(p + c[i]); } }
 #define FG_DEF_VEC_LOOPS(SUF, ATTR) \
+    FG_DEF_TANH_FMA_LOOP(SUF, ATTR) \
     FG_DEF_TRIG_LOOP(sin, d, SUF, ATTR) FG_DEF_TRIG_LOOP(sin, f, SUF, ATTR) \
     FG_DEF_TRIG_LOOP(cos, d, SUF, ATTR) FG_DEF_TRIG_LOOP(cos, f, SUF, ATTR) \
     FG_DEF_VEC_LOOP(exp, d, SUF, ATTR) FG_DEF_VEC_LOOP(exp, f, SUF, ATTR) \
@@ -77,6 +84,8 @@ ATTR static int fg_arith_##P##SUF(int k, fg_real_##P *d, const fg_real_##P *a, \
     case FG_OP_DIVIDE: FG__LOOP(d[i] = x / b[i]) \
     case FG_OP_FMA: FG__LOOP(elem p = x * b[i]; d[i] = p + c[i]) \
     case FG_OP_NFMA: FG__LOOP(elem p = x * b[i]; d[i] = c[i] - p) \
+    case FG_OP_MUL_MUL: FG__LOOP(elem p = x * b[i]; d[i] = p * c[i]) \
+    case FG_OP_TANH_FMA: fg_vtanh_fma_##P##SUF(d, a, b, c, n); return 1; \
     case FG_OP_MUL_GREATER: FG__LOOP(elem y = b[i]; elem z = c[i]; \
                                      d[i] = FG_MUL_GREATER(elem, x, y, z)) \
     case FG_OP_NEGATIVE: FG__LOOP(d[i] = -x) \

@@ -13,11 +13,14 @@ from .fuse import fuse as _fuse   # (the name ``fuse`` stays the package: fuse.c
 from .lower import lower
 from .inplace import inplace
 from .buffers import buffers
+from ...fused.compiler import SUPERINSTRUCTIONS
 
 PIPELINE: list = [("prune", prune), ("fold", fold), ("simplify", simplify), ("merge", merge),
                   ("blas", blas), ("fuse", _fuse), ("lower", lower), ("inplace", inplace),
                   ("buffers", buffers)]
 
-PASS_NAMES = tuple(name for name, _ in PIPELINE)
+#: what ``disable=`` takes: the passes, and the sub-passes that can be switched off by name
+#: (the fused-kernel compiler's superinstruction peephole, run by ``fuse``)
+PASS_NAMES = tuple(name for name, _ in PIPELINE) + (SUPERINSTRUCTIONS,)
 
 __all__ = ["PIPELINE", "PASS_NAMES"]

@@ -170,6 +170,12 @@ def _geometry(n: int, work: int) -> dict:
     return {"block": min(block, DEFAULT_BLOCK), "threshold": n}
 
 
+#: outputs of at least this many bytes are written with non-temporal stores (``stream_min``):
+#: an output larger than the last-level cache leaves it before anything reads it back, so its
+#: lines need not be read first (a sixth less memory traffic for 4 inputs and 1 output)
+STREAM_MIN_BYTES = 32 << 20
+
+
 def _strategy(n: int, work: int) -> dict:
     if n > EXACT_MAX or n * work > EXACT_WORK:
         return {}
@@ -187,4 +193,5 @@ def kernel_settings(reg, plan_holds: bool = False) -> tuple[dict, bool]:
                                      geometry.get("threshold", DEFAULT_THRESHOLD))
     if held:
         geometry["threshold"] = blas_threads.ONE_THREAD
-    return {**geometry, **_strategy(n, work)}, held
+    stream = {"stream_min": STREAM_MIN_BYTES // reg.dtype.itemsize}
+    return {**geometry, **_strategy(n, work), **stream}, held

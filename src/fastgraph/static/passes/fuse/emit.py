@@ -5,7 +5,9 @@ inputs, scalar constants (and constant arrays of one value) kernel constants.  T
 compiled here, once; its outputs are read through ``proj`` steps (a single-output region's call
 is the value itself), a comparison's through a cast back to ``bool``.  Fused steps are *fresh*
 (never views), so the buffer planner writes intermediates into planned buffers (``out=``) and
-fetched values are handed out uncopied.  The plan is then re-sorted (:func:`rebuild`).
+fetched values are handed out uncopied.  The plan is then re-sorted (:func:`rebuild`).  The
+compiler's superinstruction peephole runs unless the plan disables ``"superinstructions"``
+(``fg.Session(disable=("superinstructions",))``), like a pass.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 from .... import ops as F
 from ...._core.toposort import toposort
 from ....fused import Expr, compile_kernel
+from ....fused.compiler import SUPERINSTRUCTIONS
 from ...plan import PNode, known, resolve
 from .cost import bcast_modes, kernel_settings, kernel_shape
 from .regions import root
@@ -205,7 +208,8 @@ def _emit_kernel(ctx, k, r, rx, plan_holds, new_nodes, bool_src) -> int:
     specs = rx.specs
     kern = compile_kernel([rx.exprs[id(m)] for m in rx.outs],
                           reduce=specs if any(s is not None for s in specs) else None,
-                          nin=len(rx.inputs), name=kname, **settings)
+                          nin=len(rx.inputs), name=kname,
+                          superinstructions=SUPERINSTRUCTIONS not in ctx.disable, **settings)
     ops = [m.op.name for m in r.members if not m.op.broadcasting]
     call = PNode("call", None, None, rx.inputs, None, rx.outs[0].shape, rx.outs[0].dtype,
                  name=kname)
