@@ -25,9 +25,13 @@ Sections:
 Times are the minimum over repeats (wall clock; "cpu" is the calling thread's CPU time, which is
 what a 1-thread run costs even on a busy machine).
 
-Target (``TARGET_THREAD_SPEEDUP``): the compute-bound kernel of ``threads`` at least 1.7x faster
+Target (``TARGET_THREAD_SPEEDUP``): the compute-bound kernel of ``threads`` at least 1.8x faster
 on 2 threads (or more) than on one; the suite's summary shows it as the time ratio
-fastgraph / fastgraph_1thread at most 1 / 1.7.
+fastgraph / fastgraph_1thread at most 1 / 1.8.
+
+The suite's forward rows also time ``fastgraph_plain``: the same kernel compiled without
+superinstructions, run over whole blocks without prefetching (the VM's schedule before
+sub-blocks), so the gain of both is measured side by side on any machine.
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ from fastgraph.kernels import vm as _fused
 
 #: thread scaling: the compute-bound kernel's 1-thread time / its time on 2 threads (or more), at
 #: least
-TARGET_THREAD_SPEEDUP = 1.7
+TARGET_THREAD_SPEEDUP = 1.8
 
 
 def timeit(f, reps):
@@ -108,15 +112,16 @@ def w4_expr():
     return a, b, c, d, Expr.op("tanh", a * b + c), Expr.op("sigmoid", d)
 
 
-def w4_kernels():
+def w4_kernels(superinstructions=True):
     """The workload as one kernel, and with the gradients of ``sum(y)`` as one 5-output
     kernel: ``(forward, forward_and_gradients)``."""
     a, b, c, d, t, s = w4_expr()
     y = t * s + 0.5 * a * a
     gu = Expr.op("tanh_grad", t, s)
-    return (compile_kernel([y]),
+    return (compile_kernel([y], superinstructions=superinstructions),
             compile_kernel([y, gu * b + a, gu * a, gu, Expr.op("sigmoid_grad", s, t)],
-                           reduce=[("sum", None), None, None, None, None]))
+                           reduce=[("sum", None), None, None, None, None],
+                           superinstructions=superinstructions))
 
 
 def numpy_w4(A, out, t1, t2):
@@ -359,8 +364,18 @@ def run(quick: bool = False, verbose: bool = True, threads: int | None = None) -
     meta = {"n": n, "dtype": "float64", "threads": nt, "vec_isa": _fused.vec_isa()}
     results = []
 
+    k_plain = w4_kernels(superinstructions=False)[0]
+
+    def plain_schedule():
+        _fused._set_block_schedule(sub_bytes=8 * k_plain.block, ahead_bytes=0)
+        try:
+            k_plain(*A, out=out, num_threads=nt)
+        finally:
+            _fused._set_block_schedule()
+
     fwd = {"fastgraph": lambda: k(*A, out=out, num_threads=nt),
            "fastgraph_1thread": lambda: k(*A, out=out, num_threads=1),
+           "fastgraph_plain": plain_schedule,
            "numpy": lambda: numpy_w4(A, out, t1, t2)}
     grd = {"fastgraph": lambda: kg(*A, out=bufs, num_threads=nt),
            "fastgraph_1thread": lambda: kg(*A, out=bufs, num_threads=1)}
