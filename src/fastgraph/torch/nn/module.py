@@ -139,9 +139,7 @@ class Module:
                                  "Module.__init__() call")
         # A value of a kind registers under the name; an existing entry of a kind may be
         # replaced only by None (or, for a buffer, any Tensor); everything else is an attribute.
-        for cls, store, what, also in ((Parameter, "_parameters", "parameter", None),
-                                       (Module, "_modules", "child module", None),
-                                       (Buffer, "_buffers", "buffer", Tensor)):
+        for cls, store, what, also in _ASSIGNABLE:
             if isinstance(value, cls):
                 self._drop(name)
                 if cls is Parameter:
@@ -459,6 +457,13 @@ class Module:
             return f"{self._get_name()}({extra})"
         lines = (extra.split("\n") if extra else []) + child
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+#: what ``Module.__setattr__`` registers, in the order it looks: the kind's class, its store,
+#: its name in messages, and what else than None may replace an entry
+_ASSIGNABLE = ((Parameter, "_parameters", "parameter", None),
+               (Module, "_modules", "child module", None),
+               (Buffer, "_buffers", "buffer", Tensor))
 
 
 class _HookHandle:
