@@ -590,3 +590,37 @@ def test_function_retracing_for_a_scan_body_closing_over_python_values():
     g = fg.function(lambda x, shift: run(x, shift))
     assert [np.isclose(g(1.0, s), want(1.0, 3.0, s)) for s in (0.5, 0.25)] == [True, True]
     assert g.trace_count == 1
+
+
+# ---- an eager loop reusing a weight: the backward's contiguous transposes --------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_eager_loop_sharing_a_weight_matches_pytorch(dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    Wh0 = (rng.standard_normal((16, 16)) * 0.3).astype(dtype)
+    xs = rng.standard_normal((6, 4, 16)).astype(dtype)
+    Wh = fg.tensor(Wh0, requires_grad=True)
+    tW = torch.tensor(Wh0, requires_grad=True)
+    h, th = fg.tensor(np.zeros((4, 16), dtype)), torch.zeros((4, 16), dtype=tW.dtype)
+    for x in xs:        # Wh read transposed by every step's backward product
+        h = fg.tanh(x + h @ Wh)
+        th = torch.tanh(torch.from_numpy(x) + th @ tW)
+    (fg.sum(h ** 2) + fg.sum(h @ Wh)).backward()
+    ((th ** 2).sum() + (th @ tW).sum()).backward()
+    tol = TOL[dtype]
+    np.testing.assert_allclose(Wh.grad.data, tW.grad.numpy(), rtol=tol, atol=tol)
+    # a second backward over a changed weight sees the new values (nothing kept between walks)
+    Wh.data[...] *= 0.5
+    Wh.grad = None
+    h = fg.tensor(np.zeros((4, 16), dtype))
+    for x in xs:
+        h = fg.tanh(x + h @ Wh)
+    fg.sum(h ** 2).backward()
+    with torch.no_grad():
+        tW.mul_(0.5)
+    tW.grad = None
+    th = torch.zeros((4, 16), dtype=tW.dtype)
+    for x in xs:
+        th = torch.tanh(torch.from_numpy(x) + th @ tW)
+    (th ** 2).sum().backward()
+    np.testing.assert_allclose(Wh.grad.data, tW.grad.numpy(), rtol=tol, atol=tol)
