@@ -11,6 +11,7 @@ import pytest
 import fastgraph as fg
 import fastgraph.torch as ftorch
 import fastgraph.torch.nn as fnn
+from fastgraph.torch import _tensor as torch_face
 from fastgraph.torch.utils.data import DataLoader, TensorDataset
 
 F32 = np.array([[3.0, 1.0, 2.0, 2.0], [0.0, 5.0, -1.0, 4.0], [7.0, 6.0, 1.0, 0.5]], np.float32)
@@ -305,3 +306,78 @@ def test_isinstance_is_the_face():
     assert not isinstance(fg.ones(2), ftorch.Tensor)      # NumPy's face
     assert ftorch.is_tensor(fg.ones(2))                   # but a tensor all the same
     assert isinstance(ftorch.ones(2), fg.Tensor)
+
+
+# ---- graph values: fg.function and static graphs carry the face --------------------------------
+#: method calls whose meaning differs between the faces, traced as run eagerly
+TRACED_CALLS = [("max", (1,)), ("min", (0, True)), ("std", ()), ("var", (1,)),
+                ("repeat", (2, 1)), ("sum", (0, True)), ("mean", (1,)), ("flatten", (1,)),
+                ("prod", (1,))]
+
+
+def _values(v):
+    if isinstance(v, (tuple, list)):
+        return [_values(x) for x in v]
+    return np.asarray(v.detach().numpy() if isinstance(v, fg.Tensor) else v)
+
+
+def _assert_values_equal(got, want):
+    got, want = _values(got), _values(want)
+    if isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _assert_values_equal(g, w)
+    else:
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
+                                   rtol=1e-6)
+
+
+@pytest.mark.parametrize("name, args", TRACED_CALLS, ids=[f"{n}{a}" for n, a in TRACED_CALLS])
+def test_fg_function_traces_each_face_as_it_runs_eagerly(name, args):
+    def call(x):
+        return getattr(x * 1, name)(*args)
+    f = fg.function(call)
+    for x in (ftorch.tensor(F32), fg.tensor(F32)):       # one function, both faces: two traces
+        _assert_values_equal(f(x), call(x))
+
+
+def test_compiled_module_forward_means_what_it_means_eagerly():
+    class Head(fnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = fnn.Linear(4, 3)
+
+        def forward(self, x):
+            out = self.fc(x)
+            return out.max(1).indices, out.std(), out.repeat(1, 2)
+
+    m = Head()
+    for x in (ftorch.tensor(F32), fg.tensor(F32)):       # the parameters give the face
+        _assert_values_equal(fg.function(m)(x), m(x))
+
+
+def test_module_on_a_placeholder_builds_pytorch_faced_nodes():
+    m = fnn.Linear(4, 3)
+    with fg.Graph().as_default():
+        x = fg.placeholder(fg.float32, (None, 4))
+        out = m(x)
+        assert isinstance(out, torch_face.Node)
+        top = out.max(1)
+        assert isinstance(top, tuple)
+        spread = out.std()
+        with fg.Session() as sess:
+            sess.run(fg.global_variables_initializer())
+            got = sess.run([top.values, top.indices, spread], {x: F32})
+    _assert_values_equal(got, [m(ftorch.tensor(F32)).max(1).values,
+                               m(ftorch.tensor(F32)).max(1).indices,
+                               m(ftorch.tensor(F32)).std()])
+
+
+def test_numpy_faced_graphs_stay_numpys():
+    with fg.Graph().as_default():
+        x = fg.placeholder(fg.float32, (None, 4))
+        y = (x * 2).max(1)
+        assert type(y) is fg.Node
+        with fg.Session() as sess:
+            np.testing.assert_allclose(sess.run(y, {x: F32}), (F32 * 2).max(1))

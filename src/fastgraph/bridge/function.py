@@ -46,8 +46,10 @@ from .._core import is_tensor
 from .._core.tree import (LEAF, find_leaf, flatten, from_key, is_keyed, key_of, leaf_paths,
                           value_key)
 from ..eager.tape import is_grad_enabled     # (the C thread-local itself: on every call)
+from ..eager.tensor import Tensor as _Tensor
 from ..static.graph import Graph
-from ..static.node import NODE_TYPES, PLACEHOLDER, Node, as_node
+from ..static.node import (NODE_TYPES, PLACEHOLDER, TORCH_TENSOR, Node, as_node,
+                           give_torch_face, is_torch_faced)
 from ..static.executor import UNINIT
 from ..static.session import Session, collector_paused
 from ..static.variables import Variable, _make_assign, placeholder
@@ -91,6 +93,8 @@ def capture_variable(tensor, graph: Graph, name: str = "captured"):
         return entry[1]
     with graph.as_default():
         var = Variable(tensor, name=name, trainable=bool(getattr(tensor, "requires_grad", False)))
+    if is_torch_faced(tensor):   # (a module's forward means the same traced as eager)
+        give_torch_face(var)
     captured[id(tensor)] = (tensor, var)
     return var
 
@@ -139,6 +143,18 @@ class _PyComplex(np.ndarray):
 
     def __repr__(self):
         return repr(complex(self[()]))
+
+
+def _torch_faced(args) -> tuple:
+    """The positions of the arguments that are Tensors of PyTorch's face."""
+    faced = TORCH_TENSOR[0]
+    for a in args:
+        ta = type(a)    # (NumPy-faced Tensors and arrays, the common arguments, pass at once)
+        if ta is faced or (ta is not _Tensor and ta is not np.ndarray and is_tensor(a)
+                           and ta._face is faced):
+            return tuple([i for i, a in enumerate(args)
+                          if is_tensor(a) and type(a)._face is faced])
+    return ()
 
 
 def _arg_value(a):
@@ -303,7 +319,9 @@ class Function:
             sig += (tuple(sorted([(k, value_key(v)) for k, v in kwargs.items()])),)
         return sig
 
-    def trace(self, vals, kwargs, structure=None) -> _Traced:
+    def trace(self, vals, kwargs, structure=None, faces=()) -> _Traced:
+        """Trace and compile for these argument values; ``faces``: the positions of the
+        arguments of PyTorch's face (their placeholders get it)."""
         self.trace_count += 1
         for i, v in enumerate(vals):
             if type(v) not in _WEAK and (v.dtype.kind not in "biufc" or type(v) is _PyComplex):
@@ -314,9 +332,9 @@ class Function:
                     f"scalars); pass it as a keyword argument (each value traces once) or close "
                     f"over it")
         with collector_paused():    # (a trace frees nothing cyclic: see collector_paused)
-            t = self._trace(vals, kwargs, (), structure)
+            t = self._trace(vals, kwargs, (), structure, faces)
             if type(t) is tuple:    # weak arguments to trace strong: see _weak_only
-                t = self._trace(vals, kwargs, t, structure)
+                t = self._trace(vals, kwargs, t, structure, faces)
         return t
 
     def _argument_name(self, i: int, structure=None) -> str:
@@ -339,7 +357,7 @@ class Function:
             return f"argument {name}"
         return f"argument {name}, at {list(leaf_paths(keys[i], name))[leaf]},"
 
-    def _trace(self, vals, kwargs, strong, structure=None) -> _Traced:
+    def _trace(self, vals, kwargs, strong, structure=None, faces=()) -> _Traced:
         """Trace with placeholders; a Python scalar argument is a weak placeholder unless its
         position is in ``strong``.  Returns the traced plan, or a tuple: the positions of weak
         arguments that must be traced strong instead.  ``vals`` are the leaves of structured
@@ -357,6 +375,8 @@ class Function:
                 if i in donated:   # its value is the caller's array, set per call
                     zero = as_node(np.zeros((), v.dtype), g)
                     args.append(Variable(F.broadcast_to(zero, v.shape), name=f"arg{i}"))
+                    if i in faces:
+                        give_torch_face(args[-1])
                     continue
                 if tv in _WEAK:
                     # node.py's dtype inference shows a weak node as a Python value of its type
@@ -366,6 +386,8 @@ class Function:
                     weak.append(i)
                 else:
                     args.append(placeholder(v.dtype, v.shape, name=f"arg{i}"))
+                    if i in faces:
+                        give_torch_face(args[-1])
                 phs.append(args[-1])
                 feed_pos.append(i)
             n0 = len(g.nodes)
@@ -427,15 +449,19 @@ class Function:
                 kwargs = _kwarg_values(kwargs)
         except _Inline:   # called while another fg.function (or a graph) is being traced
             return self.fun(*args, **kwargs)
+        # (PyTorch-faced arguments trace to PyTorch-faced placeholders: a separate trace)
+        faces = () if TORCH_TENSOR[0] is None or structure is not None else _torch_faced(args)
         try:
             sig = self._signature(vals, kwargs)
             if structure is not None:
                 sig = (structure,) + sig
+            if faces:
+                sig += (("torch face", faces),)
             t = self._cache.get(sig)
         except TypeError:  # unhashable keyword arguments (or dict keys): trace every time
             sig, t = None, None
         if t is None:
-            t = self.trace(vals, kwargs, structure)
+            t = self.trace(vals, kwargs, structure, faces)
             if sig is not None:
                 self._cache[sig] = t
         if t.captured:

@@ -528,7 +528,13 @@ def static_apply(op: OpDef, args: tuple, attrs):
     else:
         shape = _probe_shape(op, inputs, attrs)
     dtype = _infer_dtype(op, inputs, attrs or {}, akey)
-    node = Node(graph, op, inputs, attrs, shape, dtype, graph.unique_name(op.name))
+    cls = Node
+    if TORCH_FACE:     # (a node with an input of PyTorch's face has it: the eager rule)
+        for n in inputs:
+            if type(n) in TORCH_FACE:
+                cls = _FACED_SUBCLASS[Node]
+                break
+    node = cls(graph, op, inputs, attrs, shape, dtype, graph.unique_name(op.name))
     if not fresh:
         graph._cons[cons_key] = node
     return node
@@ -538,6 +544,41 @@ def register_node_type(cls) -> None:
     """Route ops on ``cls`` (lookup is by exact type) to :func:`static_apply`."""
     NODE_TYPES.add(cls)
     register_kind(cls, static_apply)
+
+
+#: PyTorch's face for graph values: the node classes that have it (``fastgraph.torch``'s
+#: subclasses of ``Node`` and ``Variable``), filled by :func:`register_torch_face`
+TORCH_FACE: set = set()
+#: each node class of NumPy's face -> its subclass of PyTorch's face
+_FACED_SUBCLASS: dict = {}
+#: the eager Tensor class of PyTorch's face (``fastgraph.torch.Tensor``), once registered
+TORCH_TENSOR: list = [None]
+
+
+def register_torch_face(tensor_cls, faced: dict) -> None:
+    """Give graph values PyTorch's face: ``faced`` maps node classes to their subclasses with
+    PyTorch's methods; a node traced from a ``tensor_cls`` instance, or with an input of such a
+    subclass, has it."""
+    for base, sub in faced.items():
+        register_node_type(sub)
+        _FACED_SUBCLASS[base] = sub
+        TORCH_FACE.add(sub)
+    TORCH_TENSOR[0] = tensor_cls
+
+
+def is_torch_faced(value) -> bool:
+    """Whether ``value`` (a Tensor or a Node) has PyTorch's face."""
+    return type(value) in TORCH_FACE or (TORCH_TENSOR[0] is not None and
+                                         isinstance(value, TORCH_TENSOR[0]))
+
+
+def give_torch_face(node):
+    """``node``, just made, given PyTorch's face (its class swapped for its faced subclass,
+    which adds no fields)."""
+    faced = _FACED_SUBCLASS.get(type(node))
+    if faced is not None:
+        node.__class__ = faced
+    return node
 
 
 register_node_type(Node)

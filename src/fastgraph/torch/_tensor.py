@@ -21,6 +21,9 @@ import numpy as np
 from ..eager import tape as _tape
 from ..eager.tensor import Tensor as _FgTensor
 from ..ops.torch_methods import TorchFace
+from ..static.node import Node as _Node
+from ..static.node import register_torch_face
+from ..static.variables import Variable as _Variable
 
 __all__ = ["Tensor", "leaf", "with_torch_face"]
 
@@ -74,3 +77,21 @@ def with_torch_face(value):
         for v in value:
             with_torch_face(v)
     return value
+
+
+# ---- graph values of PyTorch's face: what fg.function traces from these tensors -------------------
+class Node(TorchFace, _Node):
+    """A graph value of PyTorch's face: traced by ``fg.function`` from a PyTorch-faced argument,
+    a module's parameter, or computed from one, so a module's forward means the same traced as
+    eager."""
+
+    __slots__ = ()
+
+
+class Variable(TorchFace, _Variable):
+    """A graph Variable of PyTorch's face (a module's parameter or buffer, captured)."""
+
+    __slots__ = ()
+
+
+register_torch_face(Tensor, {_Node: Node, _Variable: Variable})
