@@ -115,27 +115,21 @@ cdef extern from *:
         }                                                                                   \
     }
 
-    /* out = (exp(z) / s - onehot(lab)) * scale (work: NC + N elements) */
-    #define FG_XENT_GRAD(NAME, T, PARTS, ROWS)                                                \
-    static int NAME(const T *x, const npy_int64 *lab, npy_intp N, npy_intp C, T scale,      \
-                    T *work, fg_xent_loop_t exp_f, void *exp_d, T *out) {                   \
-        T *z = work, *s = z + N * C;                                                        \
-        if (PARTS(x, N, C, z, out, s, exp_f, exp_d)) return -1;                             \
-        ROWS(out, s, lab, N, C, scale);                                                     \
-        return 0;                                                                           \
-    }
-
-    /* the loss and the gradient together (a static plan computing both): the parts once, then
-       each exactly as FG_XENT_LOSS and FG_XENT_GRAD compute it (work: NC + 3N elements) */
-    #define FG_XENT_BOTH(NAME, T, PARTS, PAIRWISE, ROWS)                                      \
+    /* out = (exp(z) / s - onehot(lab)) * scale and, unless loss is NULL, the loss too (a static
+       plan computing both): the parts once, the loss exactly as FG_XENT_LOSS computes it (work:
+       NC + N elements, NC + 3N with the loss) */
+    #define FG_XENT_GRAD(NAME, T, PARTS, PAIRWISE, ROWS)                                      \
     static int NAME(const T *x, const npy_int64 *lab, npy_intp N, npy_intp C, T scale,      \
                     T *work, fg_xent_loop_t exp_f, void *exp_d, fg_xent_loop_t log_f,       \
                     void *log_d, T *loss, T *out) {                                         \
-        T *z = work, *s = z + N * C, *lse = s + N, *d = lse + N;                            \
+        T *z = work, *s = z + N * C;                                                        \
         if (PARTS(x, N, C, z, out, s, exp_f, exp_d)) return -1;                             \
-        fg_xent_call(log_f, log_d, s, lse, N, sizeof(T));                                   \
-        for (npy_intp i = 0; i < N; i++) d[i] = lse[i] - z[i * C + lab[i]];                 \
-        *loss = PAIRWISE(d, N) / (T)N;                                                      \
+        if (loss) {                                                                         \
+            T *lse = s + N, *d = lse + N;                                                   \
+            fg_xent_call(log_f, log_d, s, lse, N, sizeof(T));                               \
+            for (npy_intp i = 0; i < N; i++) d[i] = lse[i] - z[i * C + lab[i]];             \
+            *loss = PAIRWISE(d, N) / (T)N;                                                  \
+        }                                                                                   \
         ROWS(out, s, lab, N, C, scale);                                                     \
         return 0;                                                                           \
     }
@@ -171,10 +165,8 @@ cdef extern from *:
     FG_XENT_LOSS(fg_xent_loss_d, double, fg_softmax_parts_d, fg_pairwise_d)
     FG_XENT_GRAD_ROWS(fg_xent_rows_f, float)
     FG_XENT_GRAD_ROWS(fg_xent_rows_d, double)
-    FG_XENT_GRAD(fg_xent_grad_f, float, fg_softmax_parts_f, fg_xent_rows_f)
-    FG_XENT_GRAD(fg_xent_grad_d, double, fg_softmax_parts_d, fg_xent_rows_d)
-    FG_XENT_BOTH(fg_xent_both_f, float, fg_softmax_parts_f, fg_pairwise_f, fg_xent_rows_f)
-    FG_XENT_BOTH(fg_xent_both_d, double, fg_softmax_parts_d, fg_pairwise_d, fg_xent_rows_d)
+    FG_XENT_GRAD(fg_xent_grad_f, float, fg_softmax_parts_f, fg_pairwise_f, fg_xent_rows_f)
+    FG_XENT_GRAD(fg_xent_grad_d, double, fg_softmax_parts_d, fg_pairwise_d, fg_xent_rows_d)
     FG_SOFTMAX(fg_softmax_f, float, fg_softmax_parts_f)
     FG_SOFTMAX(fg_softmax_d, double, fg_softmax_parts_d)
     FG_LOG_SOFTMAX(fg_log_softmax_f, float, fg_softmax_parts_f)
@@ -187,13 +179,9 @@ cdef extern from *:
     int fg_xent_loss_d(const double*, const cnp.npy_int64*, cnp.npy_intp, cnp.npy_intp, double*,
                        fg_xent_loop_t, void*, fg_xent_loop_t, void*, double*) noexcept nogil
     int fg_xent_grad_f(const float*, const cnp.npy_int64*, cnp.npy_intp, cnp.npy_intp, float,
-                       float*, fg_xent_loop_t, void*, float*) noexcept nogil
-    int fg_xent_grad_d(const double*, const cnp.npy_int64*, cnp.npy_intp, cnp.npy_intp, double,
-                       double*, fg_xent_loop_t, void*, double*) noexcept nogil
-    int fg_xent_both_f(const float*, const cnp.npy_int64*, cnp.npy_intp, cnp.npy_intp, float,
                        float*, fg_xent_loop_t, void*, fg_xent_loop_t, void*, float*,
                        float*) noexcept nogil
-    int fg_xent_both_d(const double*, const cnp.npy_int64*, cnp.npy_intp, cnp.npy_intp, double,
+    int fg_xent_grad_d(const double*, const cnp.npy_int64*, cnp.npy_intp, cnp.npy_intp, double,
                        double*, fg_xent_loop_t, void*, fg_xent_loop_t, void*, double*,
                        double*) noexcept nogil
     int fg_softmax_f(const float*, cnp.npy_intp, cnp.npy_intp, float*, fg_xent_loop_t, void*,
@@ -358,26 +346,16 @@ cdef object _xent_grad(object g, object logits, object labels, bint with_loss):
         if t == cnp.NPY_FLOAT:
             sf = <float>gd      # an overflowing cast raises FE_OVERFLOW: NumPy's path warns
             sf = sf / <float>N
-            if with_loss:
-                rc = fg_xent_both_f(<const float*>cnp.PyArray_DATA(x), lp, N, C, sf,
-                                    <float*>work, <fg_xent_loop_t>_exp_f, _exp_fd,
-                                    <fg_xent_loop_t>_log_f, _log_fd, &rf,
-                                    <float*>cnp.PyArray_DATA(out))
-            else:
-                rc = fg_xent_grad_f(<const float*>cnp.PyArray_DATA(x), lp, N, C, sf,
-                                    <float*>work, <fg_xent_loop_t>_exp_f, _exp_fd,
-                                    <float*>cnp.PyArray_DATA(out))
+            rc = fg_xent_grad_f(<const float*>cnp.PyArray_DATA(x), lp, N, C, sf, <float*>work,
+                                <fg_xent_loop_t>_exp_f, _exp_fd, <fg_xent_loop_t>_log_f,
+                                _log_fd, &rf if with_loss else NULL,
+                                <float*>cnp.PyArray_DATA(out))
         else:
             sd = gd / <double>N
-            if with_loss:
-                rc = fg_xent_both_d(<const double*>cnp.PyArray_DATA(x), lp, N, C, sd,
-                                    <double*>work, <fg_xent_loop_t>_exp_d, _exp_dd,
-                                    <fg_xent_loop_t>_log_d, _log_dd, &rd,
-                                    <double*>cnp.PyArray_DATA(out))
-            else:
-                rc = fg_xent_grad_d(<const double*>cnp.PyArray_DATA(x), lp, N, C, sd,
-                                    <double*>work, <fg_xent_loop_t>_exp_d, _exp_dd,
-                                    <double*>cnp.PyArray_DATA(out))
+            rc = fg_xent_grad_d(<const double*>cnp.PyArray_DATA(x), lp, N, C, sd,
+                                <double*>work, <fg_xent_loop_t>_exp_d, _exp_dd,
+                                <fg_xent_loop_t>_log_d, _log_dd, &rd if with_loss else NULL,
+                                <double*>cnp.PyArray_DATA(out))
     free(work)
     if rc != 0 or not _flags_ok():
         return None
