@@ -1,8 +1,8 @@
 """The special-function and distribution op tables (``special_table``, ``stats_table``), case
 by case: SciPy's values for NumPy
 and Tensor inputs, float32 kept, gradients against central finite differences, PyTorch or HIPS
-autograd, second order, static graphs and ``fg.function`` against eager (the runner's checks
-are ``test_linalg_table``'s), and the arguments without a gradient.
+autograd, second order, static graphs and ``fg.function`` against eager (``table_runner``'s
+checks, as ``test_linalg_table`` runs them), and the arguments without a gradient.
 """
 from __future__ import annotations
 
@@ -11,17 +11,18 @@ import pytest
 
 import fastgraph as fg
 import fastgraph.scipy.special as fgs
-from optable import as_list, case_params, make_inputs, rng_for
+from optable import as_list, case_params, close, leaf_tensors, make_inputs
 from special_table import CASES as SPECIAL_CASES, FUNCTIONS, KEEP_FLOAT32
 from stats_table import CASES as STATS_CASES, STATS_FUNCTIONS
+from table_runner import (check_function_equals_eager, check_grad_matches_autograd,
+                          check_grad_matches_finite_differences, check_grad_matches_torch,
+                          check_second_order_matches_finite_differences,
+                          check_static_equals_eager)
 
 from signal_table import CASES as SIGNAL_CASES
 from integrate_table import CASES as ODE_CASES
 
 CASES = SPECIAL_CASES + STATS_CASES + SIGNAL_CASES + ODE_CASES
-from optable import close, leaf_tensors
-from test_linalg_table import (_eager_grads, _grad_dot, _loss_fn, _numeric_grad, _ref_phi,
-                               _setup)
 
 
 def test_table_covers_every_function():
@@ -68,11 +69,7 @@ def test_float32_stays_float32(case):
 
 @pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: not c.zero_grad))
 def test_grad_matches_finite_differences(case):
-    arrays, cots = _setup(case)
-    grads = _eager_grads(case, arrays, cots)
-    for i, g in zip(case.diff, grads):
-        num = _numeric_grad(lambda xs: _ref_phi(case, xs, cots), arrays, i)
-        close(g, num, 1e-6 * case.tol, 1e-7 * case.tol, f"{case.name} d/darg{i}")
+    check_grad_matches_finite_differences(case)
 
 
 def test_piecewise_constant_gammasgn_has_zero_gradient():
@@ -83,72 +80,23 @@ def test_piecewise_constant_gammasgn_has_zero_gradient():
 
 @pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: c.torch is not None))
 def test_grad_matches_torch(case):
-    torch = pytest.importorskip("torch")
-    arrays, cots = _setup(case)
-    grads = _eager_grads(case, arrays, cots)
-    tin = [torch.tensor(a, requires_grad=i in case.diff) for i, a in enumerate(arrays)]
-    total = sum((o * torch.from_numpy(c)).sum() for o, c in zip(as_list(case.torch(*tin)), cots)
-                if o.dtype.is_floating_point)
-    total.backward()
-    for i, g in zip(case.diff, grads):
-        tg = tin[i].grad      # (None: torch's value does not depend on it)
-        tg = np.zeros(arrays[i].shape) if tg is None else tg.numpy()
-        close(g, tg, 1e-8 * case.tol, 1e-9 * case.tol,
-               f"{case.name} d/darg{i} vs torch")
+    check_grad_matches_torch(case)
 
 
 @pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: c.autograd is not None))
 def test_grad_matches_autograd(case):
-    autograd = pytest.importorskip("autograd")
-    arrays, cots = _setup(case)
-    grads = _eager_grads(case, arrays, cots)
-
-    def phi(*xs):
-        outs = as_list(case.autograd(*xs))
-        return sum(autograd.numpy.sum(o * c) for o, c in zip(outs, cots))
-
-    for i, g in zip(case.diff, grads):
-        close(g, autograd.grad(phi, i)(*arrays), 1e-8 * case.tol, 1e-9 * case.tol,
-               f"{case.name} d/darg{i} vs autograd")
+    check_grad_matches_autograd(case)
 
 
 @pytest.mark.parametrize("case", case_params(CASES, predicate=lambda c: c.order2
                                              and not c.zero_grad))
 def test_second_order_matches_finite_differences(case):
-    arrays, cots = _setup(case)
-    ws = [rng_for(case, 7).standard_normal(arrays[i].shape) for i in case.diff]
-    total, leaves = _grad_dot(case, arrays, cots, ws, create_graph=True)
-    hs = fg.autograd.grad(total, leaves, allow_unused=True)
-    for i, h in zip(case.diff, hs):
-        h = np.zeros(arrays[i].shape) if h is None else h.data
-        num = _numeric_grad(lambda xs: float(_grad_dot(case, xs, cots, ws)[0].data), arrays, i)
-        close(h, num, 1e-5 * case.tol, 1e-6 * case.tol, f"{case.name} second order arg{i}")
+    check_second_order_matches_finite_differences(case)
 
 
 @pytest.mark.parametrize("case", case_params(CASES))
 def test_static_equals_eager(case):
-    arrays, cots = _setup(case)
-    eager_out = [o.data for o in as_list(case.fn(*[fg.tensor(a) for a in arrays]))]
-    eager_grads = _eager_grads(case, arrays, cots)
-    g = fg.Graph()
-    with g.as_default():
-        phs = [fg.placeholder(a.dtype, a.shape) for a in arrays]
-        outs = as_list(case.fn(*phs))
-        for o, e in zip(outs, eager_out):
-            assert tuple(o.shape) == np.shape(e), (case.name, o.shape, np.shape(e))
-        grads = fg.gradients(_loss_fn(case, cots)(*phs), [phs[i] for i in case.diff])
-        with fg.Session() as sess:
-            feed = dict(zip(phs, arrays))
-            vals = sess.run(outs, feed)
-            gvals = sess.run([x for x in grads if x is not None], feed)
-    for v, e in zip(vals, eager_out):
-        np.testing.assert_allclose(v, e, rtol=1e-12, atol=1e-14)
-    it = iter(gvals)
-    for x, e in zip(grads, eager_grads):
-        if x is None:
-            assert case.zero_grad or not np.any(e)
-            continue
-        np.testing.assert_allclose(next(it), e, rtol=1e-10, atol=1e-12)
+    check_static_equals_eager(case, values=(1e-12, 1e-14), grads=(1e-10, 1e-12))
 
 
 def _traced(case) -> bool:
@@ -158,15 +106,7 @@ def _traced(case) -> bool:
 
 @pytest.mark.parametrize("case", case_params(CASES, predicate=_traced))
 def test_function_equals_eager(case):
-    arrays, cots = _setup(case)
-    loss = _loss_fn(case, cots)
-    eager = fg.value_and_grad(loss, tuple(case.diff))(*arrays)
-    traced = fg.function(fg.value_and_grad(loss, tuple(case.diff)))
-    for _ in range(2):   # the trace, then the cached plan
-        val, grads = traced(*arrays)
-        np.testing.assert_allclose(val, eager[0], rtol=1e-12, atol=1e-14)
-        for g, e in zip(grads, eager[1]):
-            np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+    check_function_equals_eager(case, values=(1e-12, 1e-14), grads=(1e-10, 1e-12))
 
 
 # ---- arguments without a gradient ------------------------------------------------------------
