@@ -673,6 +673,50 @@ cdef tuple _plain_values(tuple inputs):
 cdef unsigned long long _walk_counter = 0
 
 
+# ---- a walk's scratch fields, the same in TapeNodes and leaf Tensors -----------------------------
+ctypedef fused Reached:
+    TapeNode
+    TensorBase
+
+
+cdef inline bint _reach(Reached v, unsigned long long stamp, Py_ssize_t consumers) noexcept:
+    """The walk numbered ``stamp`` reaches ``v`` from ``consumers`` more consumers (0 for a
+    root): True the first time, when its scratch fields start afresh."""
+    if v._walk == stamp:
+        v._deps += consumers
+        return False
+    v._walk = stamp
+    v._deps = consumers
+    v._g = None
+    v._g_owned = False
+    return True
+
+
+cdef inline int _seed(Reached v, object g) except -1:
+    """Add a root's given gradient ``g`` (a root listed twice gets the sum)."""
+    v._g = g if v._g is None else v._g + g
+    return 0
+
+
+cdef inline bint _queue_root(Reached v) noexcept:
+    """Whether root ``v`` is ready at the start (no consumer among the nodes visited), marked
+    so that a root listed twice is queued once."""
+    if v._deps != 0:
+        return False
+    v._deps = -1
+    return True
+
+
+cdef inline int _add_gradient(Reached v, TapeNode tn, Py_ssize_t i, object g, object ans,
+                              tuple args, bint create_graph, object into, int* how,
+                              dict tcache) except -1:
+    """Add input ``i``'s gradient into parent ``v``'s sum (see :func:`_accumulate`): 1 when
+    that was its last consumer, so that its gradient is complete."""
+    v._g = _accumulate(v._g, &v._g_owned, tn, i, g, ans, args, create_graph, into, how, tcache)
+    v._deps -= 1
+    return v._deps == 0
+
+
 cdef set _leading_to(list roots, dict targets):
     """Ids of the nodes (and leaves) on some path from ``roots`` to a target: the only ones whose
     gradients ``fg.autograd.grad`` needs.  Iterative post-order over the DAG."""
@@ -738,12 +782,12 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     cdef Py_ssize_t n_ready = 0
     cdef list visited = []
     cdef bint finished = False
-    cdef object node, parent, g, ans
+    cdef object node, parent, g, ans, into
     cdef Py_ssize_t i, n_parents, last
     cdef bint g_owned, owned
     cdef int how
     cdef tuple parents, inputs, args
-    cdef TapeNode tn, pn
+    cdef TapeNode tn
     cdef TensorBase leaf
     cdef bint capturing = capture is not None
     cdef set needed
@@ -764,70 +808,36 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
         if capturing and id(node) not in needed:
             continue
         if type(node) is TapeNode:
-            tn = <TapeNode>node
-            if tn._walk != stamp:
-                tn._walk = stamp
-                tn._deps = 0
-                tn._g = None
-                tn._g_owned = False
-                stack.append(tn)
+            if _reach(<TapeNode>node, stamp, 0):
+                stack.append(node)
         else:
-            leaf = <TensorBase>node
-            if leaf._walk != stamp:
-                leaf._walk = stamp
-                leaf._deps = 0
-                leaf._g = None
-                leaf._g_owned = False
+            _reach(<TensorBase>node, stamp, 0)
     while stack:
         tn = <TapeNode>stack.pop()
         for parent in tn.parents:
             if parent is None or (capturing and id(parent) not in needed):
                 continue
             if type(parent) is TapeNode:
-                pn = <TapeNode>parent
-                if pn._walk == stamp:
-                    pn._deps += 1
-                else:
-                    pn._walk = stamp
-                    pn._deps = 1
-                    pn._g = None
-                    pn._g_owned = False
-                    stack.append(pn)
-                    visited.append(pn)
-            else:
-                leaf = <TensorBase>parent
-                if leaf._walk == stamp:
-                    leaf._deps += 1
-                else:
-                    leaf._walk = stamp
-                    leaf._deps = 1
-                    leaf._g = None
-                    leaf._g_owned = False
-                    visited.append(leaf)
+                if _reach(<TapeNode>parent, stamp, 1):
+                    stack.append(parent)
+                    visited.append(parent)
+            elif _reach(<TensorBase>parent, stamp, 1):
+                visited.append(parent)
 
     # 2. Kahn's order from the roots
     for node, g in zip(roots, root_grads):
         if capturing and id(node) not in needed:
             continue
         if type(node) is TapeNode:
-            tn = <TapeNode>node
-            tn._g = g if tn._g is None else tn._g + g
+            _seed(<TapeNode>node, g)
         else:
-            leaf = <TensorBase>node
-            leaf._g = g if leaf._g is None else leaf._g + g
+            _seed(<TensorBase>node, g)
     for node in roots:
         if capturing and id(node) not in needed:
             continue
-        if type(node) is TapeNode:
-            tn = <TapeNode>node
-            if tn._deps == 0:
-                tn._deps = -1  # queued once, even if listed twice
-                n_ready = _push(ready, n_ready, tn)
-        else:
-            leaf = <TensorBase>node
-            if leaf._deps == 0:
-                leaf._deps = -1
-                n_ready = _push(ready, n_ready, leaf)
+        if (_queue_root(<TapeNode>node) if type(node) is TapeNode
+                else _queue_root(<TensorBase>node)):
+            n_ready = _push(ready, n_ready, node)
 
     try:
         while n_ready:
@@ -883,22 +893,13 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
                 parent = parents[i]
                 if parent is None or (capturing and id(parent) not in needed):
                     continue
-                if type(parent) is TapeNode:
-                    pn = <TapeNode>parent
-                    pn._g = _accumulate(pn._g, &pn._g_owned, tn, i, g, ans, args,
-                                        create_graph, g if g_owned and i == last else None,
-                                        &how, tcache)
-                    pn._deps -= 1
-                    if pn._deps == 0:
-                        n_ready = _push(ready, n_ready, pn)
-                else:
-                    leaf = <TensorBase>parent
-                    leaf._g = _accumulate(leaf._g, &leaf._g_owned, tn, i, g, ans, args,
-                                          create_graph, g if g_owned and i == last else None,
-                                          &how, tcache)
-                    leaf._deps -= 1
-                    if leaf._deps == 0:
-                        n_ready = _push(ready, n_ready, leaf)
+                into = g if g_owned and i == last else None
+                if (_add_gradient(<TapeNode>parent, tn, i, g, ans, args, create_graph, into, &how,
+                                  tcache)
+                        if type(parent) is TapeNode else
+                        _add_gradient(<TensorBase>parent, tn, i, g, ans, args, create_graph, into,
+                                      &how, tcache)):
+                    n_ready = _push(ready, n_ready, parent)
                 if how != _GI_FRESH and how != _GI_ADDED:
                     g_owned = False  # g handed on, or seen by a rule that may keep it
             if not retain_graph:
