@@ -299,3 +299,24 @@ def test_eig_dtypes_are_numpys_eagerly_and_complex_in_graphs():
     assert w.dtype == v.dtype == np.complex128 and w.shape == (2,) and v.shape == (2, 2)
     with fg.Session() as sess:
         np.testing.assert_allclose(sess.run(w, {p: a}), np.linalg.eigvals(a))
+
+
+# ---- NumPy 2's vector products: vecmat and vecdot conjugate their first operand --------------
+VECTOR_PRODUCTS = [
+    ("matvec", fg.matvec, lambda a, v: fg.matmul(a, v), [(3, 4), (4,)]),
+    ("vecmat", fg.vecmat, lambda v, a: fg.matmul(fg.conj(v), a), [(3,), (3, 4)]),
+    ("vecdot", fg.vecdot, lambda x, y: fg.sum(fg.conj(x) * y, axis=-1), [(2, 4), (4,)]),
+]
+
+
+@pytest.mark.parametrize("name, op, same, shapes", VECTOR_PRODUCTS,
+                         ids=[c[0] for c in VECTOR_PRODUCTS])
+def test_vector_products_complex_gradients_match_their_matmul_forms(name, op, same, shapes):
+    rng = np.random.default_rng(7)
+    args = [rng.standard_normal(s) + 1j * rng.standard_normal(s) for s in shapes]
+    w = 0.7 - 1.1j
+    for i in range(2):
+        loss = lambda f: lambda *xs: fg.sum(fg.abs(f(*xs) * w) ** 2)   # noqa: E731
+        got = fg.grad(loss(op), i)(*args)
+        want = fg.grad(loss(same), i)(*args)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=f"{name} arg {i}")

@@ -161,8 +161,14 @@ divmod = defun(divmod, exports=TOP, operators=("__divmod__",))
 
 
 # ---- vector products as ufuncs (NumPy 2.2's matvec, vecmat, vecdot) ---------------------------------
+# vecmat and vecdot conjugate their vector (first) operand, matvec does not.  In autograd's complex
+# convention a holomorphic factor's VJP is g times its derivative, and conj's VJP conjugates g.
 def _outer_last(u, v):
     return F.expand_dims(u, -1) * F.expand_dims(v, -2)
+
+
+def _conj(x):
+    return F.conj(x) if x.dtype.kind == "c" else x
 
 
 def _matvec_vjp_a(g, ans, a, v):
@@ -170,15 +176,23 @@ def _matvec_vjp_a(g, ans, a, v):
 
 
 def _matvec_vjp_v(g, ans, a, v):
-    return F.vecmat(g, a)
+    return F.matvec(F.swapaxes(a, -1, -2), g)
 
 
 def _vecmat_vjp_v(g, ans, v, a):
-    return F.matvec(a, g)
+    return _conj(F.matvec(a, g))
 
 
 def _vecmat_vjp_a(g, ans, v, a):
-    return _outer_last(v, g)
+    return _outer_last(_conj(v), g)
+
+
+def _vecdot_vjp_x(g, ans, x, y):
+    return _conj(F.expand_dims(g, -1) * y)
+
+
+def _vecdot_vjp_y(g, ans, x, y):
+    return F.expand_dims(g, -1) * _conj(x)
 
 
 def _vec_shape(kind):
@@ -206,9 +220,8 @@ def _vec_shape(kind):
 
 
 matvec = defop("matvec", np.matvec, _matvec_vjp_a, _matvec_vjp_v, shape=_vec_shape("matvec"),
-               exports=TOP)
+               exports=TOP, complex_vjps=True)
 vecmat = defop("vecmat", np.vecmat, _vecmat_vjp_v, _vecmat_vjp_a, shape=_vec_shape("vecmat"),
-               exports=TOP)
-vecdot = defop("vecdot", np.vecdot, lambda g, ans, x, y: F.expand_dims(g, -1) * y,
-               lambda g, ans, x, y: F.expand_dims(g, -1) * x, shape=_vec_shape("vecdot"),
-               exports=TOP)
+               exports=TOP, complex_vjps=True)
+vecdot = defop("vecdot", np.vecdot, _vecdot_vjp_x, _vecdot_vjp_y, shape=_vec_shape("vecdot"),
+               exports=TOP, complex_vjps=True)
