@@ -142,80 +142,72 @@ cdef inline void _ow_range(const Geom* g, int64_t kw, int64_t* lo, int64_t* hi) 
     hi[0] = b
 
 
-cdef void _im2col(const Geom* g, const real* xg, real* col, int64_t r0, int64_t r1) noexcept nogil:
-    """Columns of output rows ``[r0, r1)`` for one sample's group of channels ``xg``
-    (``Cg`` channels of ``S`` positions): ``col[(c, kd, kh, kw), (r - r0) * OW + ow]``."""
-    cdef int64_t c, kd, kh, kw, r, od, oh, idd, ih, ow, lo, hi, row
+cdef inline int64_t _input_row(const Geom* g, int64_t kd, int64_t kh, int64_t r) noexcept nogil:
+    """The offset in a channel of the input row that window position ``(kd, kh)`` of output row
+    ``r`` reads, or -1 where that row lies in the padding."""
+    cdef int64_t od = r // g.OH
+    cdef int64_t idd = od * g.sd - g.pd + kd * g.dd
+    cdef int64_t ih = (r - od * g.OH) * g.sh - g.ph + kh * g.dh
+    if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H:
+        return -1
+    return idd * g.H * g.W + ih * g.W
+
+
+cdef void _columns(const Geom* g, real* xg, real* col, int64_t r0, int64_t r1,
+                   bint back) noexcept nogil:
+    """im2col, or with ``back`` its adjoint col2im.
+
+    Forward: write the columns of output rows ``[r0, r1)`` of one sample's group of channels
+    ``xg`` (``Cg`` channels of ``S`` positions), ``col[(c, kd, kh, kw), (r - r0) * OW + ow]``,
+    zeros where the window reads padding.  Back: add those columns into ``xg``, in the same
+    order (so the sums are the same whatever the tiling of other tasks)."""
+    cdef int64_t c, kd, kh, kw, r, ow, lo, hi, at
     cdef int64_t nc = (r1 - r0) * g.OW
-    cdef real* dst
+    cdef int64_t row = 0
+    cdef real* crow
     cdef real* d
-    cdef const real* src
-    cdef int64_t off
-    row = 0
+    cdef real* s
     for c in range(g.Cg):
         for kd in range(g.KD):
             for kh in range(g.KH):
                 for kw in range(g.KW):
-                    dst = col + row * nc
+                    crow = col + row * nc
                     row += 1
                     _ow_range(g, kw, &lo, &hi)
-                    off = kw * g.dw - g.pw
                     for r in range(r0, r1):
-                        od = r // g.OH
-                        oh = r - od * g.OH
-                        idd = od * g.sd - g.pd + kd * g.dd
-                        ih = oh * g.sh - g.ph + kh * g.dh
-                        d = dst + (r - r0) * g.OW
-                        if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H or lo >= hi:
-                            memset(d, 0, g.OW * sizeof(real))
+                        d = crow + (r - r0) * g.OW
+                        at = _input_row(g, kd, kh, r)
+                        if at < 0 or lo >= hi:
+                            if not back:
+                                memset(d, 0, g.OW * sizeof(real))
                             continue
-                        src = xg + (c * g.D + idd) * g.H * g.W + ih * g.W + off
+                        s = xg + c * g.S + at + kw * g.dw - g.pw
+                        if back and g.sw == 1:
+                            for ow in range(lo, hi):
+                                s[ow] += d[ow]
+                        elif back:
+                            for ow in range(lo, hi):
+                                s[ow * g.sw] += d[ow]
+                        if back:
+                            continue
                         if lo > 0:
                             memset(d, 0, lo * sizeof(real))
                         if g.sw == 1:
-                            memcpy(d + lo, src + lo, (hi - lo) * sizeof(real))
+                            memcpy(d + lo, s + lo, (hi - lo) * sizeof(real))
                         else:
                             for ow in range(lo, hi):
-                                d[ow] = src[ow * g.sw]
+                                d[ow] = s[ow * g.sw]
                         if hi < g.OW:
                             memset(d + hi, 0, (g.OW - hi) * sizeof(real))
 
 
-cdef void _col2im(const Geom* g, const real* col, real* xg, int64_t r0, int64_t r1) noexcept nogil:
-    """Add the columns of output rows ``[r0, r1)`` back into one sample's group of channels
-    ``xg``: the adjoint of :func:`_im2col`, in its order."""
-    cdef int64_t c, kd, kh, kw, r, od, oh, idd, ih, ow, lo, hi, row
-    cdef int64_t nc = (r1 - r0) * g.OW
-    cdef const real* srcrow
-    cdef const real* s
-    cdef real* d
-    cdef int64_t off
-    row = 0
-    for c in range(g.Cg):
-        for kd in range(g.KD):
-            for kh in range(g.KH):
-                for kw in range(g.KW):
-                    srcrow = col + row * nc
-                    row += 1
-                    _ow_range(g, kw, &lo, &hi)
-                    if lo >= hi:
-                        continue
-                    off = kw * g.dw - g.pw
-                    for r in range(r0, r1):
-                        od = r // g.OH
-                        oh = r - od * g.OH
-                        idd = od * g.sd - g.pd + kd * g.dd
-                        ih = oh * g.sh - g.ph + kh * g.dh
-                        if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H:
-                            continue
-                        s = srcrow + (r - r0) * g.OW
-                        d = xg + (c * g.D + idd) * g.H * g.W + ih * g.W + off
-                        if g.sw == 1:
-                            for ow in range(lo, hi):
-                                d[ow] += s[ow]
-                        else:
-                            for ow in range(lo, hi):
-                                d[ow * g.sw] += s[ow]
+cdef inline int64_t _tile_span(const Geom* g, int64_t tile, int64_t* r0) noexcept nogil:
+    """The first output row of ``tile`` (into ``r0``) and the tile's number of columns."""
+    cdef int64_t r1 = (tile + 1) * g.tile_rows
+    r0[0] = tile * g.tile_rows
+    if r1 > g.R:
+        r1 = g.R
+    return (r1 - r0[0]) * g.OW
 
 
 cdef inline real _relu(real v) noexcept nogil:
@@ -225,16 +217,18 @@ cdef inline real _relu(real v) noexcept nogil:
     return 0
 
 
+cdef enum:
+    _FORWARD = 0
+    _INPUT_GRAD = 1
+    _WEIGHT_GRAD = 2
+
+
 cdef void _forward_task(const Geom* g, const real* x, const real* w, real* y, const real* bias,
                         int act, real* col, int64_t task) noexcept nogil:
-    cdef int64_t tile = task % g.ntiles
-    cdef int64_t ng = task // g.ntiles
+    """One (sample, group, tile of output rows): ``y_tile = w_group @ col``, then the epilogue."""
+    cdef int64_t ng = task // g.ntiles, r0
+    cdef int64_t nc = _tile_span(g, task % g.ntiles, &r0)
     cdef int64_t n = ng // g.G, gi = ng - (ng // g.G) * g.G
-    cdef int64_t r0 = tile * g.tile_rows
-    cdef int64_t r1 = r0 + g.tile_rows
-    if r1 > g.R:
-        r1 = g.R
-    cdef int64_t nc = (r1 - r0) * g.OW
     cdef const real* xg = x + (n * g.C + gi * g.Cg) * g.S
     cdef real* yt = y + (n * g.O + gi * g.Og) * g.L + r0 * g.OW
     cdef const real* wg = w + gi * g.Og * g.Kc
@@ -244,57 +238,54 @@ cdef void _forward_task(const Geom* g, const real* x, const real* w, real* y, co
     if g.direct:
         _gemm(False, False, g.Og, nc, g.Kc, wg, g.Kc, xg + r0 * g.OW, g.L, 0, yt, g.L)
     else:
-        _im2col(g, xg, col, r0, r1)
+        _columns(g, <real*>xg, col, r0, r0 + nc // g.OW, False)
         _gemm(False, False, g.Og, nc, g.Kc, wg, g.Kc, col, nc, 0, yt, g.L)
     if bias == NULL and act == _ACT_NONE:
         return
     for o in range(g.Og):
         yr = yt + o * g.L
-        if bias != NULL:
-            b = bias[gi * g.Og + o]
-            if act == _ACT_RELU:
-                for l in range(nc):
-                    yr[l] = _relu(yr[l] + b)
-            else:
-                for l in range(nc):
-                    yr[l] = yr[l] + b
+        b = bias[gi * g.Og + o] if bias != NULL else 0
+        if act == _ACT_RELU and bias != NULL:
+            for l in range(nc):
+                yr[l] = _relu(yr[l] + b)
         elif act == _ACT_RELU:
             for l in range(nc):
                 yr[l] = _relu(yr[l])
+        else:
+            for l in range(nc):
+                yr[l] = yr[l] + b
 
 
 cdef void _input_grad_task(const Geom* g, const real* u, const real* w, real* dx, real* col,
                            int64_t task) noexcept nogil:
+    """One (sample, group): ``col = w_group.T @ u_tile`` and col2im, tile after tile."""
     cdef int64_t n = task // g.G, gi = task - (task // g.G) * g.G
     cdef real* dxg = dx + (n * g.C + gi * g.Cg) * g.S
     cdef const real* wg = w + gi * g.Og * g.Kc
-    cdef int64_t tile, r0, r1, nc
+    cdef int64_t tile, r0, nc
     cdef const real* ut
     if not g.direct:
         memset(dxg, 0, g.Cg * g.S * sizeof(real))
     for tile in range(g.ntiles):
-        r0 = tile * g.tile_rows
-        r1 = r0 + g.tile_rows
-        if r1 > g.R:
-            r1 = g.R
-        nc = (r1 - r0) * g.OW
+        nc = _tile_span(g, tile, &r0)
         ut = u + (n * g.O + gi * g.Og) * g.L + r0 * g.OW
         if g.direct:
             _gemm(True, False, g.Kc, nc, g.Og, wg, g.Kc, ut, g.L, 0, dxg + r0 * g.OW, g.L)
         else:
             _gemm(True, False, g.Kc, nc, g.Og, wg, g.Kc, ut, g.L, 0, col, nc)
-            _col2im(g, col, dxg, r0, r1)
+            _columns(g, dxg, col, r0, r0 + nc // g.OW, True)
 
 
 cdef void _weight_grad_task(const Geom* g, const real* x, const real* gy, real* part,
                             real* col, int64_t nchunks, int64_t task) noexcept nogil:
+    """One (chunk of samples, group): ``part_chunk = sum g_tile @ col.T`` in sample, tile order."""
     cdef int64_t chunk = task // g.G, gi = task - (task // g.G) * g.G
     cdef int64_t per = (g.N + nchunks - 1) // nchunks
     cdef int64_t n0 = chunk * per, n1 = n0 + per
     if n1 > g.N:
         n1 = g.N
     cdef real* pw = part + (chunk * g.O + gi * g.Og) * g.Kc
-    cdef int64_t n, tile, r0, r1, nc
+    cdef int64_t n, tile, r0, nc
     cdef const real* xg
     cdef const real* gt
     cdef real beta = 0
@@ -304,112 +295,110 @@ cdef void _weight_grad_task(const Geom* g, const real* x, const real* gy, real* 
     for n in range(n0, n1):
         xg = x + (n * g.C + gi * g.Cg) * g.S
         for tile in range(g.ntiles):
-            r0 = tile * g.tile_rows
-            r1 = r0 + g.tile_rows
-            if r1 > g.R:
-                r1 = g.R
-            nc = (r1 - r0) * g.OW
+            nc = _tile_span(g, tile, &r0)
             gt = gy + (n * g.O + gi * g.Og) * g.L + r0 * g.OW
             if g.direct:
                 _gemm(False, True, g.Og, g.Kc, nc, gt, g.L, xg + r0 * g.OW, g.L, beta, pw, g.Kc)
             else:
-                _im2col(g, xg, col, r0, r1)
+                _columns(g, <real*>xg, col, r0, r0 + nc // g.OW, False)
                 _gemm(False, True, g.Og, g.Kc, nc, gt, g.L, col, nc, beta, pw, g.Kc)
             beta = 1
 
 
-cdef int _run_forward(Geom* g, real* x, real* w, real* y, real* bias, int act,
-                      int nthreads) except -1:
-    cdef int64_t ntasks = g.N * g.G * g.ntiles, t
-    if ntasks == 0:
-        return 0
-    cdef int64_t colsize = 0 if g.direct else g.Kc * g.tile_cols
-    cdef int nt = nthreads if nthreads < ntasks else <int>ntasks
-    if nt < 1:
-        nt = 1
-    cdef real* scratch = <real*>malloc((colsize * nt + 1) * sizeof(real))
-    if scratch == NULL:
-        raise MemoryError()
-    with nogil:
-        if nt == 1:
-            for t in range(ntasks):
-                _forward_task(g, x, w, y, bias, act, scratch, t)
-        else:
-            for t in prange(ntasks, num_threads=nt, schedule="dynamic"):
-                _forward_task(g, x, w, y, bias, act, scratch + threadid() * colsize, t)
-    free(scratch)
-    return 0
+cdef inline void _task(int kind, const Geom* g, const real* a, const real* b, real* out,
+                       const real* bias, int act, int64_t nchunks, real* col,
+                       int64_t task) noexcept nogil:
+    if kind == _FORWARD:
+        _forward_task(g, a, b, out, bias, act, col, task)
+    elif kind == _INPUT_GRAD:
+        _input_grad_task(g, a, b, out, col, task)
+    else:
+        _weight_grad_task(g, a, b, out, col, nchunks, task)
 
 
-cdef int _run_input_grad(Geom* g, real* u, real* w, real* dx, int nthreads) except -1:
-    cdef int64_t ntasks = g.N * g.G, t
-    if ntasks == 0:
-        return 0
-    cdef int64_t colsize = 0 if g.direct else g.Kc * g.tile_cols
-    cdef int nt = nthreads if nthreads < ntasks else <int>ntasks
-    if nt < 1:
-        nt = 1
-    cdef real* scratch = <real*>malloc((colsize * nt + 1) * sizeof(real))
-    if scratch == NULL:
-        raise MemoryError()
-    with nogil:
-        if nt == 1:
-            for t in range(ntasks):
-                _input_grad_task(g, u, w, dx, scratch, t)
-        else:
-            for t in prange(ntasks, num_threads=nt, schedule="dynamic"):
-                _input_grad_task(g, u, w, dx, scratch + threadid() * colsize, t)
-    free(scratch)
-    return 0
-
-
-cdef int _run_weight_grad(Geom* g, real* x, real* gy, real* dw, int64_t nchunks,
-                          int nthreads) except -1:
-    cdef int64_t ntasks = nchunks * g.G, t, e, c
-    cdef int64_t colsize = 0 if g.direct else g.Kc * g.tile_cols
-    cdef int64_t wsize = g.O * g.Kc
-    cdef int nt = nthreads if nthreads < ntasks else <int>ntasks
-    if nt < 1:
-        nt = 1
-    cdef real* scratch = <real*>malloc((colsize * nt + 1) * sizeof(real))
-    if scratch == NULL:
-        raise MemoryError()
-    # one chunk writes dw itself; more add their partial sums into it in chunk order
-    cdef real* part = dw
-    if nchunks > 1:
-        part = <real*>malloc(nchunks * wsize * sizeof(real))
-        if part == NULL:
-            free(scratch)
-            raise MemoryError()
+cdef void _sum_chunks(const real* part, real* dw, int64_t wsize, int64_t nchunks,
+                      int nthreads) noexcept nogil:
+    """``dw = part[0] + part[1] + ...``, the chunks added in order for every element."""
+    cdef int64_t e, c
     cdef real acc
+    if nthreads > 1 and wsize >= 4096:
+        for e in prange(wsize, num_threads=nthreads, schedule="static"):
+            acc = part[e]
+            for c in range(1, nchunks):
+                acc = acc + part[c * wsize + e]
+            dw[e] = acc
+    else:
+        for e in range(wsize):
+            acc = part[e]
+            for c in range(1, nchunks):
+                acc = acc + part[c * wsize + e]
+            dw[e] = acc
+
+
+cdef int _run(int kind, Geom* g, real* a, real* b, real* out, real* bias, int act,
+              int64_t nchunks, int nthreads) except -1:
+    """Run every task of ``kind`` on at most ``nthreads`` threads, each with its own columns.
+
+    The tasks: (sample, group, tile) for the forward, (sample, group) for the input gradient,
+    (chunk, group) for the weight gradient, whose chunks' partial sums are added at the end."""
+    cdef int64_t ntasks = g.N * g.G * g.ntiles if kind == _FORWARD else \
+        (g.N if kind == _INPUT_GRAD else nchunks) * g.G
+    cdef int64_t colsize = 0 if g.direct else g.Kc * g.tile_cols
+    cdef int64_t wsize = g.O * g.Kc, t
+    if ntasks == 0:
+        return 0
+    cdef int nt = nthreads if nthreads < ntasks else <int>ntasks
+    if nt < 1:
+        nt = 1
+    cdef real* scratch = <real*>malloc((colsize * nt + 1) * sizeof(real))
+    # one weight-gradient chunk writes dw itself; more write partial sums, added at the end
+    cdef bint partial = kind == _WEIGHT_GRAD and nchunks > 1
+    cdef real* target = <real*>malloc(nchunks * wsize * sizeof(real)) if partial else out
+    if scratch == NULL or target == NULL:
+        free(scratch)
+        if partial:
+            free(target)
+        raise MemoryError()
     with nogil:
         if nt == 1:
             for t in range(ntasks):
-                _weight_grad_task(g, x, gy, part, scratch, nchunks, t)
+                _task(kind, g, a, b, target, bias, act, nchunks, scratch, t)
         else:
             for t in prange(ntasks, num_threads=nt, schedule="dynamic"):
-                _weight_grad_task(g, x, gy, part, scratch + threadid() * colsize, nchunks, t)
-        if nchunks > 1:
-            if nthreads > 1 and wsize >= 4096:
-                for e in prange(wsize, num_threads=nthreads, schedule="static"):
-                    acc = part[e]
-                    for c in range(1, nchunks):
-                        acc = acc + part[c * wsize + e]
-                    dw[e] = acc
-            else:
-                for e in range(wsize):
-                    acc = part[e]
-                    for c in range(1, nchunks):
-                        acc = acc + part[c * wsize + e]
-                    dw[e] = acc
-    if nchunks > 1:
-        free(part)
+                _task(kind, g, a, b, target, bias, act, nchunks,
+                      scratch + threadid() * colsize, t)
+        if partial:
+            _sum_chunks(target, out, wsize, nchunks, nthreads)
+    if partial:
+        free(target)
     free(scratch)
     return 0
 
 
 cdef void* _data(cnp.ndarray a):
     return cnp.PyArray_DATA(a)
+
+
+cdef int _prepare(Geom* g, str name, cnp.ndarray x, cnp.ndarray w, cnp.ndarray y,
+                  cnp.ndarray out, tuple stride, tuple pad, tuple dilation, int64_t groups,
+                  int64_t tile_rows) except -1:
+    """Check BLAS and the arguments, fill ``g`` from the input ``x``-, weight ``w``- and output
+    ``y``-shaped arrays; ``out`` is the one written."""
+    if not gemm_available():
+        raise RuntimeError("conv kernels need NumPy's BLAS (fastgraph._numpy_blas.load())")
+    _geom(g, x, w, y, stride, pad, dilation, groups, tile_rows)
+    if not cnp.PyArray_ISWRITEABLE(out):
+        raise ValueError(f"{name}: the output is read-only")
+    return 0
+
+
+cdef int _run_typed(int kind, Geom* g, cnp.ndarray a, cnp.ndarray b, cnp.ndarray out,
+                    void* bias, int act, int64_t nchunks, int nthreads) except -1:
+    if cnp.PyArray_TYPE(a) == cnp.NPY_FLOAT32:
+        return _run[float](kind, g, <float*>_data(a), <float*>_data(b), <float*>_data(out),
+                           <float*>bias, act, nchunks, nthreads)
+    return _run[double](kind, g, <double*>_data(a), <double*>_data(b), <double*>_data(out),
+                        <double*>bias, act, nchunks, nthreads)
 
 
 def conv_forward(cnp.ndarray x, cnp.ndarray w, cnp.ndarray y, tuple stride, tuple pad,
@@ -422,12 +411,8 @@ def conv_forward(cnp.ndarray x, cnp.ndarray w, cnp.ndarray y, tuple stride, tupl
 
     >>> conv_forward(x, w, y, (1, 1, 1), (0, 2, 2), (1, 1, 1), 1, 0, 2)  # doctest: +SKIP
     """
-    if not gemm_available():
-        raise RuntimeError("conv kernels need NumPy's BLAS (fastgraph._numpy_blas.load())")
     cdef Geom g
-    _geom(&g, x, w, y, stride, pad, dilation, groups, tile_rows)
-    if not cnp.PyArray_ISWRITEABLE(y):
-        raise ValueError("conv_forward: the output is read-only")
+    _prepare(&g, "conv_forward", x, w, y, y, stride, pad, dilation, groups, tile_rows)
     if act != _ACT_NONE and act != _ACT_RELU:
         raise ValueError(f"conv_forward: unknown activation code {act}")
     cdef void* pb = NULL
@@ -436,30 +421,16 @@ def conv_forward(cnp.ndarray x, cnp.ndarray w, cnp.ndarray y, tuple stride, tupl
                 or not cnp.PyArray_IS_C_CONTIGUOUS(bias):
             raise ValueError("conv_forward: the bias must be O contiguous values of x's dtype")
         pb = _data(bias)
-    if cnp.PyArray_TYPE(x) == cnp.NPY_FLOAT32:
-        _run_forward[float](&g, <float*>_data(x), <float*>_data(w), <float*>_data(y),
-                            <float*>pb, act, nthreads)
-    else:
-        _run_forward[double](&g, <double*>_data(x), <double*>_data(w), <double*>_data(y),
-                             <double*>pb, act, nthreads)
+    _run_typed(_FORWARD, &g, x, w, y, pb, act, 1, nthreads)
 
 
 def conv_input_grad(cnp.ndarray u, cnp.ndarray w, cnp.ndarray dx, tuple stride, tuple pad,
                     tuple dilation, int64_t groups, int64_t tile_rows, int nthreads):
     """``dx = conv_transpose(u, w)``: the gradient of ``conv(x, w)`` with respect to ``x`` for
     the output gradient ``u``, written into ``dx`` (shaped like ``x``)."""
-    if not gemm_available():
-        raise RuntimeError("conv kernels need NumPy's BLAS (fastgraph._numpy_blas.load())")
     cdef Geom g
-    _geom(&g, dx, w, u, stride, pad, dilation, groups, tile_rows)
-    if not cnp.PyArray_ISWRITEABLE(dx):
-        raise ValueError("conv_input_grad: the output is read-only")
-    if cnp.PyArray_TYPE(u) == cnp.NPY_FLOAT32:
-        _run_input_grad[float](&g, <float*>_data(u), <float*>_data(w), <float*>_data(dx),
-                               nthreads)
-    else:
-        _run_input_grad[double](&g, <double*>_data(u), <double*>_data(w), <double*>_data(dx),
-                                nthreads)
+    _prepare(&g, "conv_input_grad", dx, w, u, dx, stride, pad, dilation, groups, tile_rows)
+    _run_typed(_INPUT_GRAD, &g, u, w, dx, NULL, _ACT_NONE, 1, nthreads)
 
 
 def conv_weight_grad(cnp.ndarray x, cnp.ndarray gy, cnp.ndarray dw, tuple stride, tuple pad,
@@ -468,22 +439,10 @@ def conv_weight_grad(cnp.ndarray x, cnp.ndarray gy, cnp.ndarray dw, tuple stride
     """``dw``: the gradient of ``conv(x, w)`` with respect to ``w`` for the output gradient
     ``gy``, written into ``dw`` (shaped like ``w``); the samples are summed in ``nchunks``
     partial sums, added in order."""
-    if not gemm_available():
-        raise RuntimeError("conv kernels need NumPy's BLAS (fastgraph._numpy_blas.load())")
     cdef Geom g
-    _geom(&g, x, dw, gy, stride, pad, dilation, groups, tile_rows)
-    if not cnp.PyArray_ISWRITEABLE(dw):
-        raise ValueError("conv_weight_grad: the output is read-only")
+    _prepare(&g, "conv_weight_grad", x, dw, gy, dw, stride, pad, dilation, groups, tile_rows)
     if g.N == 0:
         dw.fill(0)
         return
-    if nchunks < 1:
-        nchunks = 1
-    if nchunks > g.N:
-        nchunks = g.N
-    if cnp.PyArray_TYPE(x) == cnp.NPY_FLOAT32:
-        _run_weight_grad[float](&g, <float*>_data(x), <float*>_data(gy), <float*>_data(dw),
-                                nchunks, nthreads)
-    else:
-        _run_weight_grad[double](&g, <double*>_data(x), <double*>_data(gy),
-                                 <double*>_data(dw), nchunks, nthreads)
+    _run_typed(_WEIGHT_GRAD, &g, x, gy, dw, NULL, _ACT_NONE, max(1, min(nchunks, g.N)),
+               nthreads)

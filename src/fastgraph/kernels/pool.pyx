@@ -189,31 +189,6 @@ cdef int _check_indices(const int64_t* idx, int64_t n, int64_t S) except -1 nogi
     return 0
 
 
-def take_pooled(cnp.ndarray x, cnp.ndarray idx, cnp.ndarray out, int nthreads):
-    """``out[p, j] = x[p, idx[p, j]]`` for planes ``x`` ``(P, S)``, ``idx`` and ``out``
-    ``(P, M)`` (0 where an index is -1)."""
-    cdef int t = cnp.PyArray_TYPE(x)
-    if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
-        raise TypeError("take_pooled takes float32 or float64 values")
-    _check(x, 2, t, "x")
-    _check(idx, 2, cnp.NPY_INT64, "idx")
-    _check(out, 2, t, "out")
-    if idx.shape[0] != x.shape[0] or out.shape[0] != x.shape[0] or out.shape[1] != idx.shape[1]:
-        raise ValueError("take_pooled: the planes do not fit")
-    if not cnp.PyArray_ISWRITEABLE(out):
-        raise ValueError("take_pooled: the output is read-only")
-    cdef int64_t P = x.shape[0], S = x.shape[1], M = idx.shape[1]
-    cdef void* px = cnp.PyArray_DATA(x)
-    cdef void* po = cnp.PyArray_DATA(out)
-    cdef int64_t* pi = <int64_t*>cnp.PyArray_DATA(idx)
-    _check_indices(pi, P * M, S)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            _take[float](<float*>px, pi, <float*>po, P, S, M, nthreads)
-        else:
-            _take[double](<double*>px, pi, <double*>po, P, S, M, nthreads)
-
-
 cdef void _scatter(const real* g, const int64_t* idx, real* out, int64_t P, int64_t S,
                    int64_t M, int nthreads) noexcept nogil:
     cdef int64_t p, j, i
@@ -231,58 +206,59 @@ cdef void _scatter(const real* g, const int64_t* idx, real* out, int64_t P, int6
                     out[p * S + i] += g[p * M + j]
 
 
-def scatter_pooled(cnp.ndarray g, cnp.ndarray idx, cnp.ndarray out, int nthreads):
-    """``out[p, idx[p, j]] += g[p, j]`` in index order, for ``out`` ``(P, S)`` of zeros (or
-    anything to add to), ``g`` and ``idx`` ``(P, M)``."""
-    cdef int t = cnp.PyArray_TYPE(g)
+cdef _indexed_run(str name, cnp.ndarray src, cnp.ndarray idx, cnp.ndarray out, int nthreads,
+                  bint scatter):
+    """Check and run :func:`take_pooled` (``src`` the planes ``(P, S)``, ``out`` ``(P, M)``)
+    or, with ``scatter``, :func:`scatter_pooled` (``src`` ``(P, M)``, ``out`` the planes)."""
+    cdef int t = cnp.PyArray_TYPE(src)
     if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
-        raise TypeError("scatter_pooled takes float32 or float64 values")
-    _check(g, 2, t, "g")
+        raise TypeError(f"{name} takes float32 or float64 values")
+    _check(src, 2, t, "g" if scatter else "x")
     _check(idx, 2, cnp.NPY_INT64, "idx")
     _check(out, 2, t, "out")
-    if idx.shape[0] != g.shape[0] or out.shape[0] != g.shape[0] or idx.shape[1] != g.shape[1]:
-        raise ValueError("scatter_pooled: the planes do not fit")
+    cdef cnp.ndarray pooled = src if scatter else out
+    if idx.shape[0] != src.shape[0] or out.shape[0] != src.shape[0] or \
+            pooled.shape[1] != idx.shape[1]:
+        raise ValueError(f"{name}: the planes do not fit")
     if not cnp.PyArray_ISWRITEABLE(out):
-        raise ValueError("scatter_pooled: the output is read-only")
-    cdef int64_t P = g.shape[0], S = out.shape[1], M = g.shape[1]
-    cdef void* pg = cnp.PyArray_DATA(g)
+        raise ValueError(f"{name}: the output is read-only")
+    cdef int64_t P = src.shape[0], M = idx.shape[1]
+    cdef int64_t S = out.shape[1] if scatter else src.shape[1]
+    cdef void* ps = cnp.PyArray_DATA(src)
     cdef void* po = cnp.PyArray_DATA(out)
     cdef int64_t* pi = <int64_t*>cnp.PyArray_DATA(idx)
     _check_indices(pi, P * M, S)
     with nogil:
-        if t == cnp.NPY_FLOAT32:
-            _scatter[float](<float*>pg, pi, <float*>po, P, S, M, nthreads)
+        if scatter and t == cnp.NPY_FLOAT32:
+            _scatter[float](<float*>ps, pi, <float*>po, P, S, M, nthreads)
+        elif scatter:
+            _scatter[double](<double*>ps, pi, <double*>po, P, S, M, nthreads)
+        elif t == cnp.NPY_FLOAT32:
+            _take[float](<float*>ps, pi, <float*>po, P, S, M, nthreads)
         else:
-            _scatter[double](<double*>pg, pi, <double*>po, P, S, M, nthreads)
+            _take[double](<double*>ps, pi, <double*>po, P, S, M, nthreads)
+
+
+def take_pooled(cnp.ndarray x, cnp.ndarray idx, cnp.ndarray out, int nthreads):
+    """``out[p, j] = x[p, idx[p, j]]`` for planes ``x`` ``(P, S)``, ``idx`` and ``out``
+    ``(P, M)`` (0 where an index is -1)."""
+    _indexed_run("take_pooled", x, idx, out, nthreads, False)
+
+
+def scatter_pooled(cnp.ndarray g, cnp.ndarray idx, cnp.ndarray out, int nthreads):
+    """``out[p, idx[p, j]] += g[p, j]`` in index order, for ``out`` ``(P, S)`` of zeros (or
+    anything to add to), ``g`` and ``idx`` ``(P, M)``."""
+    _indexed_run("scatter_pooled", g, idx, out, nthreads, True)
 
 
 # ---- average pooling ------------------------------------------------------------------------------
-cdef void _avg_plane(const real* x, real* out, const Tab* t, double divisor) noexcept nogil:
-    cdef int64_t od, oh, ow, id_, ih, iw, k
+cdef void _avg_plane(const real* src, real* dst, const Tab* t, double divisor,
+                     bint back) noexcept nogil:
+    """One plane's window means (``src`` the plane, ``dst`` its means) or, with ``back``, the
+    adjoint (``src`` the means' gradient; ``g / divisor`` added over each window into ``dst``)."""
+    cdef int64_t od, oh, ow, id_, ih, iw, k = 0
     cdef int64_t H = t[1].n, W = t[2].n
     cdef real acc, div
-    k = 0
-    for od in range(t[0].m):
-        for oh in range(t[1].m):
-            for ow in range(t[2].m):
-                acc = 0
-                for id_ in range(t[0].a[od], t[0].b[od]):
-                    for ih in range(t[1].a[oh], t[1].b[oh]):
-                        for iw in range(t[2].a[ow], t[2].b[ow]):
-                            acc = acc + x[(id_ * H + ih) * W + iw]
-                if divisor > 0:
-                    div = <real>divisor
-                else:
-                    div = <real>(t[0].c[od] * t[1].c[oh] * t[2].c[ow])
-                out[k] = acc / div
-                k += 1
-
-
-cdef void _avg_back_plane(const real* g, real* dx, const Tab* t, double divisor) noexcept nogil:
-    cdef int64_t od, oh, ow, id_, ih, iw, k
-    cdef int64_t H = t[1].n, W = t[2].n
-    cdef real v, div
-    k = 0
     for od in range(t[0].m):
         for oh in range(t[1].m):
             for ow in range(t[2].m):
@@ -290,77 +266,70 @@ cdef void _avg_back_plane(const real* g, real* dx, const Tab* t, double divisor)
                     div = <real>divisor
                 else:
                     div = <real>(t[0].c[od] * t[1].c[oh] * t[2].c[ow])
-                v = g[k] / div
-                k += 1
+                acc = src[k] / div if back else 0
                 for id_ in range(t[0].a[od], t[0].b[od]):
                     for ih in range(t[1].a[oh], t[1].b[oh]):
                         for iw in range(t[2].a[ow], t[2].b[ow]):
-                            dx[(id_ * H + ih) * W + iw] += v
+                            if back:
+                                dst[(id_ * H + ih) * W + iw] += acc
+                            else:
+                                acc = acc + src[(id_ * H + ih) * W + iw]
+                if not back:
+                    dst[k] = acc / div
+                k += 1
 
 
 cdef void _avg_all(const real* x, real* out, const Tab* t, double divisor, int64_t P,
                    int64_t S, int64_t M, bint backward, int nthreads) noexcept nogil:
     cdef int64_t p
+    # the planes are S values apart, their means M
+    cdef int64_t sstep = M if backward else S, dstep = S if backward else M
     if nthreads <= 1 or P < 2:
         for p in range(P):
-            if backward:
-                _avg_back_plane(x + p * M, out + p * S, t, divisor)
-            else:
-                _avg_plane(x + p * S, out + p * M, t, divisor)
+            _avg_plane(x + p * sstep, out + p * dstep, t, divisor, backward)
     else:
         for p in prange(P, num_threads=nthreads, schedule="static"):
-            if backward:
-                _avg_back_plane(x + p * M, out + p * S, t, divisor)
-            else:
-                _avg_plane(x + p * S, out + p * M, t, divisor)
+            _avg_plane(x + p * sstep, out + p * dstep, t, divisor, backward)
+
+
+cdef _avg_run(str name, cnp.ndarray src, cnp.ndarray dst, tuple tabs, double divisor,
+              int nthreads, bint backward):
+    """Check and run :func:`avg_pool` (``src`` the planes, ``dst`` the means) or, with
+    ``backward``, :func:`avg_pool_backward` (``src`` the means' gradient, ``dst`` the planes')."""
+    cdef int t = cnp.PyArray_TYPE(src)
+    if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
+        raise TypeError(f"{name} takes float32 or float64 values")
+    _check(src, 4, t, "g" if backward else "x")
+    _check(dst, 4, t, "dx" if backward else "out")
+    cdef cnp.ndarray planes = dst if backward else src
+    cdef cnp.ndarray means = src if backward else dst
+    cdef Tab tb[3]
+    cdef list keep = []
+    _tables(tb, tabs, (planes.shape[1], planes.shape[2], planes.shape[3]), (1, 1, 1), keep)
+    _check_windows(tb, False)
+    if means.shape[0] != planes.shape[0] or means.shape[1] != tb[0].m or \
+            means.shape[2] != tb[1].m or means.shape[3] != tb[2].m or \
+            not cnp.PyArray_ISWRITEABLE(dst):
+        raise ValueError(f"{name}: the {'gradient' if backward else 'output'} does not fit the "
+                         f"tables (or is read-only)")
+    cdef int64_t P = planes.shape[0], S = planes.shape[1] * planes.shape[2] * planes.shape[3]
+    cdef int64_t M = tb[0].m * tb[1].m * tb[2].m
+    cdef void* ps = cnp.PyArray_DATA(src)
+    cdef void* pd = cnp.PyArray_DATA(dst)
+    with nogil:
+        if t == cnp.NPY_FLOAT32:
+            _avg_all[float](<float*>ps, <float*>pd, tb, divisor, P, S, M, backward, nthreads)
+        else:
+            _avg_all[double](<double*>ps, <double*>pd, tb, divisor, P, S, M, backward,
+                             nthreads)
 
 
 def avg_pool(cnp.ndarray x, cnp.ndarray out, tuple tabs, double divisor, int nthreads):
     """Window means of planes ``x`` ``(P, D, H, W)`` into ``out`` ``(P, OD, OH, OW)``; the
     divisor is ``divisor`` when positive, else the product of the tables' counts."""
-    cdef int t = cnp.PyArray_TYPE(x)
-    if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
-        raise TypeError("avg_pool takes float32 or float64 values")
-    _check(x, 4, t, "x")
-    _check(out, 4, t, "out")
-    cdef Tab tb[3]
-    cdef list keep = []
-    _tables(tb, tabs, (x.shape[1], x.shape[2], x.shape[3]), (1, 1, 1), keep)
-    _check_windows(tb, False)
-    if out.shape[0] != x.shape[0] or out.shape[1] != tb[0].m or out.shape[2] != tb[1].m or \
-            out.shape[3] != tb[2].m or not cnp.PyArray_ISWRITEABLE(out):
-        raise ValueError("avg_pool: the output does not fit the tables (or is read-only)")
-    cdef int64_t P = x.shape[0], S = x.shape[1] * x.shape[2] * x.shape[3]
-    cdef int64_t M = tb[0].m * tb[1].m * tb[2].m
-    cdef void* px = cnp.PyArray_DATA(x)
-    cdef void* po = cnp.PyArray_DATA(out)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            _avg_all[float](<float*>px, <float*>po, tb, divisor, P, S, M, False, nthreads)
-        else:
-            _avg_all[double](<double*>px, <double*>po, tb, divisor, P, S, M, False, nthreads)
+    _avg_run("avg_pool", x, out, tabs, divisor, nthreads, False)
 
 
 def avg_pool_backward(cnp.ndarray g, cnp.ndarray dx, tuple tabs, double divisor, int nthreads):
     """The adjoint of :func:`avg_pool`: adds ``g / divisor`` over each window into ``dx``."""
-    cdef int t = cnp.PyArray_TYPE(g)
-    if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
-        raise TypeError("avg_pool_backward takes float32 or float64 values")
-    _check(g, 4, t, "g")
-    _check(dx, 4, t, "dx")
-    cdef Tab tb[3]
-    cdef list keep = []
-    _tables(tb, tabs, (dx.shape[1], dx.shape[2], dx.shape[3]), (1, 1, 1), keep)
-    _check_windows(tb, False)
-    if g.shape[0] != dx.shape[0] or g.shape[1] != tb[0].m or g.shape[2] != tb[1].m or \
-            g.shape[3] != tb[2].m or not cnp.PyArray_ISWRITEABLE(dx):
-        raise ValueError("avg_pool_backward: the gradient does not fit the tables")
-    cdef int64_t P = dx.shape[0], S = dx.shape[1] * dx.shape[2] * dx.shape[3]
-    cdef int64_t M = tb[0].m * tb[1].m * tb[2].m
-    cdef void* pg = cnp.PyArray_DATA(g)
-    cdef void* pd = cnp.PyArray_DATA(dx)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            _avg_all[float](<float*>pg, <float*>pd, tb, divisor, P, S, M, True, nthreads)
-        else:
-            _avg_all[double](<double*>pg, <double*>pd, tb, divisor, P, S, M, True, nthreads)
+    _avg_run("avg_pool_backward", g, dx, tabs, divisor, nthreads, True)

@@ -50,8 +50,9 @@ USE_KERNELS = True
 
 
 # ---- argument checks -----------------------------------------------------------------------------
-def _tuple(value, nd: int, what: str, name: str) -> tuple:
-    """An int or a sequence of ``nd`` ints as a tuple of ``nd`` Python ints."""
+def _per_dim(value, nd: int, what: str, name: str) -> tuple:
+    """One value per spatial dimension: a scalar repeated, a 1-sequence repeated, or ``nd``
+    values, as PyTorch's functional ops take ``kernel_size``, ``stride`` and the like."""
     if isinstance(value, (list, tuple)):
         items = tuple(value)
         if len(items) == 1 and nd > 1:
@@ -60,8 +61,13 @@ def _tuple(value, nd: int, what: str, name: str) -> tuple:
         items = (value,) * nd
     if len(items) != nd:
         raise ValueError(f"{name}: {what} must be an int or {nd} ints, got {value!r}")
+    return items
+
+
+def _tuple(value, nd: int, what: str, name: str) -> tuple:
+    """An int or a sequence of ``nd`` ints as a tuple of ``nd`` Python ints."""
     out = []
-    for v in items:
+    for v in _per_dim(value, nd, what, name):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
             raise TypeError(f"{name}: {what} must be integers, got {value!r}")
         out.append(int(v))
@@ -337,13 +343,19 @@ def _conv_weight_grad_forward(x, g, kernel, stride, padding, dilation, groups):
     return _run_weight_grad(x, g, kernel, stride, padding, dilation, groups)
 
 
+def _check_ranks(name, a, b, nd, what):
+    """Whether both shapes are known; ValueError unless both have ``nd + 2`` dimensions."""
+    if a is None or b is None:
+        return False
+    if len(a) != nd + 2 or len(b) != nd + 2:
+        raise ValueError(f"{name}: expected {nd + 2}-D input and {what}, got shapes "
+                         f"{tuple(a)} and {tuple(b)}")
+    return True
+
+
 def _check_transpose_shapes(name, us, ws, spatial, stride, padding, dilation, groups):
-    if us is None or ws is None:
+    if not _check_ranks(name, us, ws, len(stride), "weight"):
         return None
-    nd = len(stride)
-    if len(us) != nd + 2 or len(ws) != nd + 2:
-        raise ValueError(f"{name}: expected {nd + 2}-D input and weight, got shapes "
-                         f"{tuple(us)} and {tuple(ws)}")
     if ws[1] is None:
         raise ValueError(f"{name}: the weight's channels must be known, got {tuple(ws)}")
     xs = (us[0], ws[1] * groups) + tuple(spatial)
@@ -360,12 +372,8 @@ def _check_transpose_shapes(name, us, ws, spatial, stride, padding, dilation, gr
 
 
 def _check_weight_grad_shapes(name, xs, gs, kernel, stride, padding, dilation, groups):
-    if xs is None or gs is None:
+    if not _check_ranks(name, xs, gs, len(stride), "gradient"):
         return None
-    nd = len(stride)
-    if len(xs) != nd + 2 or len(gs) != nd + 2:
-        raise ValueError(f"{name}: expected {nd + 2}-D input and gradient, got shapes "
-                         f"{tuple(xs)} and {tuple(gs)}")
     if xs[1] is None or gs[1] is None:
         raise ValueError(f"{name}: the channels must be known, got {tuple(xs)} and {tuple(gs)}")
     ws = (gs[1], xs[1] // groups) + tuple(kernel)
@@ -541,6 +549,17 @@ def _check_weight(w, nd, name):
     return ws
 
 
+def _weight_stride_dilation(weight, stride, dilation, nd, name):
+    """The weight's shape and the checked strides and dilations of a convolution."""
+    ws = _check_weight(weight, nd, name)
+    stride = _tuple(stride, nd, "stride", name)
+    dilation = _tuple(dilation, nd, "dilation", name)
+    if any(s < 1 for s in stride) or any(d < 1 for d in dilation):
+        raise ValueError(f"{name}: stride and dilation must be positive, got {stride} and "
+                         f"{dilation}")
+    return ws, stride, dilation
+
+
 def _groups(groups, name):
     if isinstance(groups, (bool, np.bool_)) or not isinstance(groups, (int, np.integer)) \
             or groups < 1:
@@ -550,12 +569,7 @@ def _groups(groups, name):
 
 def _convnd(nd, x, weight, bias, stride, padding, dilation, groups):
     name = f"conv{nd}d"
-    ws = _check_weight(weight, nd, name)
-    stride = _tuple(stride, nd, "stride", name)
-    dilation = _tuple(dilation, nd, "dilation", name)
-    if any(s < 1 for s in stride) or any(d < 1 for d in dilation):
-        raise ValueError(f"{name}: stride and dilation must be positive, got {stride} and "
-                         f"{dilation}")
+    ws, stride, dilation = _weight_stride_dilation(weight, stride, dilation, nd, name)
     kernel = _known(ws[2:], name, "weight")
     pads = _padding(padding, nd, kernel, stride, dilation, name)
     groups = _groups(groups, name)
@@ -605,12 +619,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _conv_transposend(nd, x, weight, bias, stride, padding, output_padding, groups, dilation):
     name = f"conv_transpose{nd}d"
-    ws = _check_weight(weight, nd, name)
-    stride = _tuple(stride, nd, "stride", name)
-    dilation = _tuple(dilation, nd, "dilation", name)
-    if any(s < 1 for s in stride) or any(d < 1 for d in dilation):
-        raise ValueError(f"{name}: stride and dilation must be positive, got {stride} and "
-                         f"{dilation}")
+    ws, stride, dilation = _weight_stride_dilation(weight, stride, dilation, nd, name)
     if isinstance(padding, str):
         raise ValueError(f"{name}: padding must be an int or a tuple of ints, got {padding!r}")
     pad = _tuple(padding, nd, "padding", name)

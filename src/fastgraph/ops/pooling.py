@@ -22,32 +22,10 @@ from .._core import config as _config
 from ..kernels import pool as _k
 
 from .. import ops as F
+from .convolution import _batched, _per_dim, _shape_of, _tuple
 
 #: planes per thread below which pooling stays on one thread
 PARALLEL_MIN_ELEMENTS = 1 << 15
-
-
-def _shape_of(v) -> tuple:
-    return tuple(v.shape) if hasattr(v, "shape") else np.shape(v)
-
-
-def _tuple(value, nd, what, name, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, (list, tuple)):
-        items = tuple(value)
-        if len(items) == 1 and nd > 1:
-            items = items * nd
-    else:
-        items = (value,) * nd
-    if len(items) != nd:
-        raise ValueError(f"{name}: {what} must be an int or {nd} ints, got {value!r}")
-    out = []
-    for v in items:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"{name}: {what} must be integers, got {value!r}")
-        out.append(int(v))
-    return tuple(out)
 
 
 def _pool_out(n, k, s, p, d, ceil_mode):
@@ -384,16 +362,6 @@ adaptive_avg_pool_grad = defop("adaptive_avg_pool_grad", _adaptive_avg_grad_forw
 
 
 # ---- the public functions ---------------------------------------------------------------------
-def _batched(x, nd, name):
-    shape = _shape_of(x)
-    if len(shape) == nd + 1:
-        return F.expand_dims(x, 0), True
-    if len(shape) != nd + 2:
-        raise ValueError(f"{name}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) "
-                         f"input, got shape {tuple(shape)}")
-    return x, False
-
-
 def _unbatch(y, unbatched):
     return F.squeeze(y, 0) if unbatched else y
 
@@ -513,15 +481,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # n
 
 def _output_size(nd, output_size, x, name):
     sp = _shape_of(x)[2:]
-    if isinstance(output_size, (list, tuple)):
-        items = tuple(output_size)
-        if len(items) == 1 and nd > 1:
-            items = items * nd
-    else:
-        items = (output_size,) * nd
-    if len(items) != nd:
-        raise ValueError(f"{name}: output_size must be an int or {nd} values, got "
-                         f"{output_size!r}")
+    items = _per_dim(output_size, nd, "output_size", name)
     out = []
     for v, n in zip(items, sp):
         if v is None:               # PyTorch: None keeps the input's size
