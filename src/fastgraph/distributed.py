@@ -16,7 +16,8 @@ script serves both.  See ``docs/distributed.md``.
 * data: :func:`shard`, :class:`DistributedSampler`.
 
 A rank that raises aborts the whole job (every rank), the failing rank's traceback printed with
-its rank, instead of leaving the others waiting in a collective.
+its rank, instead of leaving the others waiting in a collective; a collective that waits longer
+than the timeout (:func:`set_timeout`) for the other ranks to join it aborts the job too.
 
     >>> import fastgraph.distributed as dist
     >>> dist.init().size >= 1
@@ -27,13 +28,15 @@ from __future__ import annotations
 import math
 import sys
 import threading
+import weakref
 from typing import Iterable
 
 import numpy as np
 
 from ._core import namespace as _namespace
-from ._core.comm import (CollectiveMismatchError, World, checks_enabled, describe,
-                         check_arguments, mpi4py_available, set_checks, world)
+from ._core.comm import (CollectiveMismatchError, World, checks_enabled, collective_timeout,
+                         describe, check_arguments, guard, mpi4py_available, set_checks,
+                         set_timeout, world)
 from . import ops as _ops  # noqa: F401  (the declarations)
 from .eager.tensor import Tensor
 from .static.node import Node
@@ -43,7 +46,8 @@ globals().update(_namespace("distributed"))
 
 __all__ = sorted(_namespace("distributed")) + [
     "init", "rank", "size", "local_rank", "barrier", "is_available", "World",
-    "CollectiveMismatchError", "set_checks", "checks_enabled", "DistributedDataParallel",
+    "CollectiveMismatchError", "set_checks", "checks_enabled", "set_timeout",
+    "collective_timeout", "DistributedDataParallel",
     "DistributedOptimizer", "broadcast_parameters", "broadcast_global_variables", "shard",
     "DistributedSampler"]
 
@@ -56,14 +60,24 @@ _fault_lock = threading.Lock()
 _fault_installed = False
 
 
-def init() -> World:
+_KEEP = object()
+
+
+def init(timeout=_KEEP) -> World:
     """Join the job's world (MPI's under ``mpirun``, else a world of one process) and install
     the fault handler: an exception that ends a rank aborts every rank.  Called implicitly by
     the other functions; calling it again returns the same world.
 
-        >>> w = init(); (w.rank, w.size) if w.size == 1 else None
+    ``timeout``: the seconds (or a ``datetime.timedelta``) a collective may wait for the other
+    ranks to join it before the job is aborted, naming the collective and the rank; 0 or None
+    for no limit.  Left out, it stays as it is: ``FASTGRAPH_COLLECTIVE_TIMEOUT`` from the
+    environment, else 1800 s (see :func:`set_timeout`).
+
+        >>> w = init(timeout=600); (w.rank, w.size) if w.size == 1 else None
         (0, 1)
     """
+    if timeout is not _KEEP:
+        set_timeout(timeout)
     w = world()
     _install_fault_handler(w)
     return w
@@ -109,7 +123,8 @@ def barrier() -> None:
     """
     w = init()
     if w.comm is not None and w.size > 1:
-        w.comm.Barrier()
+        with guard(w, "barrier"):
+            w.comm.Barrier()
 
 
 def _install_fault_handler(w: World) -> None:
@@ -223,8 +238,25 @@ class _Sender:
         self.queue.put((buffer, sent))
         return sent
 
-    def stop(self):
+    def stop(self, wait: float = 0.0) -> bool:
+        """Let the thread end once the buckets handed to it are sent; wait up to ``wait``
+        seconds for that.  Returns whether it has ended."""
         self.queue.put(None)
+        if wait:
+            self.thread.join(wait)
+        return not self.thread.is_alive()
+
+
+def _release(handles, sender, comm, MPI) -> None:
+    """Take a gradient averager's hooks off its parameters, end its sending thread and free its
+    communicator: run by ``remove()``, or when the averager is garbage-collected, or at exit
+    (a :func:`weakref.finalize`), whichever comes first."""
+    for h in handles:
+        h.remove()
+    ended = sender.stop(wait=1.0) if sender is not None else True
+    # (a thread still sending, in a pass cut short, keeps the communicator it uses)
+    if comm is not None and ended and not MPI.Is_finalized():
+        comm.Free()
 
 
 class _Bucket:
@@ -288,7 +320,16 @@ class _GradientAverager:
         # (each rank's share, 1/size, is taken as its gradient is copied in: one pass over
         # the data fewer than dividing the sum, and the same sum on every rank all the same)
         self.scale = 1.0 / w.size
-        self.handles = [p.register_grad_ready_hook(self._ready) for p in self.params]
+        # (the hooks hold the averager weakly: a wrapper dropped without remove() releases it)
+        ref = weakref.ref(self)
+
+        def ready(p, g):
+            averager = ref()
+            return g if averager is None else averager._ready(p, g)
+
+        self.handles = [p.register_grad_ready_hook(ready) for p in self.params]
+        self._release = weakref.finalize(self, _release, self.handles, self.sender, self.comm,
+                                         w.MPI)
         self._reset()
 
     def _reset(self):
@@ -337,9 +378,12 @@ class _GradientAverager:
 
     def _finish(self):
         """Wait for every bucket's allreduce (of the ranks' shares: the average)."""
-        for b in self.buckets:
+        for i, b in enumerate(self.buckets):
             if b.request is not None:
-                b.request.Wait()
+                with guard(self.world, f"DistributedDataParallel's gradient allreduce (bucket "
+                                       f"{i + 1} of {len(self.buckets)}, {b.dtype.name} "
+                                       f"({b.buffer.size},))"):
+                    b.request.Wait()
                 b.request = None
             b.done = True
         self.complete += 1
@@ -358,7 +402,8 @@ class _GradientAverager:
         used = np.array([id(p) in before for p in self.params], np.int32)
         w = self.world
         if w.comm is not None and w.size > 1:
-            w.comm.Allreduce(w.MPI.IN_PLACE, used, op=w.MPI.SUM)
+            with guard(w, "DistributedDataParallel.synchronize (the parameters used)"):
+                w.comm.Allreduce(w.MPI.IN_PLACE, used, op=w.MPI.SUM)
         for p in self.params:
             if id(p) not in self.seen:
                 b, offset, n = self.slot_of[id(p)]
@@ -383,11 +428,8 @@ class _GradientAverager:
                 f"the ranks cannot know when to average: pass find_unused_parameters=True")
 
     def remove(self):
-        for h in self.handles:
-            h.remove()
-        if self.sender is not None:
-            self.sender.stop()
-            self.sender = None
+        self._release()
+        self.sender = self.comm = None
 
 
 class DistributedDataParallel:
@@ -429,7 +471,9 @@ class DistributedDataParallel:
         self._averager.synchronize()
 
     def remove(self) -> None:
-        """Take the hooks off the parameters (gradients stay local from then on)."""
+        """Take the hooks off the parameters (gradients stay local from then on) and end the
+        sending thread.  Dropping the wrapper (garbage collection) or the end of the process
+        does the same."""
         self._averager.remove()
 
 
@@ -441,12 +485,14 @@ def _eager_distributed_optimizer(optimizer, bucket_bytes, broadcast_from, find_u
                                   find_unused)
     base = type(optimizer)
 
+    # (the averager is reached through the instance, not held by the class: dropping the
+    # optimizer releases its hooks and thread)
     def step(self, *args, **kwargs):
-        ddp.synchronize()
+        self._distributed.synchronize()
         return base.step(self, *args, **kwargs)
 
     def synchronize(self):
-        ddp.synchronize()
+        self._distributed.synchronize()
 
     cls = type(f"Distributed{base.__name__}", (base,),
                {"step": step, "synchronize": synchronize, "__module__": base.__module__,

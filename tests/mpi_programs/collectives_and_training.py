@@ -1,7 +1,9 @@
 """Run under ``mpirun -n 2`` by tests/test_distributed.py: the collectives' values and gradients
-(eager, static, fg.function), a mismatched allreduce named on every rank, broadcast making ranks
-equal, and data-parallel training (eager and static, SGD and Adam, 20 steps) on half a batch per
-rank against one process on the whole batch.  Prints ``ok <rank>`` at the end."""
+(eager, static, fg.function; allgather with a different first axis on each rank), mismatches
+named on every rank, broadcast making ranks equal, data-parallel training (eager and static,
+SGD and Adam, 20 steps) on half a batch per rank against one process on the whole batch, the
+static optimizer's bucket count, DistributedSampler's parts across the ranks, and
+DistributedDataParallel released without remove().  Prints ``ok <rank>`` at the end."""
 import numpy as np
 
 import fastgraph as fg
@@ -72,6 +74,57 @@ ph = fg.placeholder("float64", (2, 3))
 dx, = fg.gradients((dist.allgather(ph) * C).sum(), [ph])
 with fg.Session() as sess:
     close(sess.run(dx, {ph: x}), C_sum[2 * R:2 * R + 2], "allgather (static)")
+# allgather with a different first axis on each rank (Horovod's): values, and gradients that
+# split back to each rank's rows, eager, static and in fg.function
+rows = 2 + R
+u = np.arange(rows * 3.0).reshape(rows, 3) + 100 * R
+both = np.concatenate([np.arange(6.0).reshape(2, 3), np.arange(9.0).reshape(3, 3) + 100])
+eq(dist.allgather(u), both)
+eq(dist.allgather(u.astype(np.int32)), both.astype(np.int32))
+eq(dist.allgather(np.full((R, 2), 7.0)), np.full((1, 2), 7.0))       # rank 0 sends no rows
+G = np.arange(15.0).reshape(5, 3) * (R + 1)
+G_sum = np.arange(15.0).reshape(5, 3) * 3
+mine = G_sum[:2] if R == 0 else G_sum[2:]
+t = fg.tensor(u, requires_grad=True)
+(dist.allgather(t) * G).sum().backward()
+close(t.grad.data, mine, "uneven allgather (eager)")
+ph = fg.placeholder("float64", (None, 3))
+gathered = dist.allgather(ph)
+assert tuple(gathered.shape) == (None, 3), gathered.shape
+dx, = fg.gradients((gathered * G).sum(), [ph])
+with fg.Session() as sess:
+    close(sess.run(dx, {ph: u}), mine, "uneven allgather (static)")
+f = fg.function(lambda a: (dist.allgather(a) * G).sum())
+close(fg.grad(f)(u), mine, "uneven allgather (fg.function)")
+close(f(u), float((both * G).sum()), "uneven allgather (fg.function value)")
+# second order: allgather's gradient is differentiable too (its VJP is allgather)
+t = fg.tensor(u, requires_grad=True)
+gx, = fg.autograd.grad((dist.allgather(t) ** 2 * G).sum() / 2, [t], create_graph=True)
+close(gx.data, mine * u, "uneven allgather first derivative")
+(gx * gx).sum().backward()
+close(t.grad.data, 2 * mine * mine * u, "uneven allgather second derivative")
+# every axis but the first must match, and the dtype, named before anything is sent
+for bad, shown in [(np.ones((2, 3 + R)), ("float64 (*, 3)", "float64 (*, 4)")),
+                   (np.ones((2, 3), np.float32 if R else np.float64),
+                    ("float64 (*, 3)", "float32 (*, 3)")),
+                   (np.float64(1.0) if R else np.ones(1), ("float64 (*,)", "float64 ()"))]:
+    try:
+        dist.allgather(bad)
+    except dist.CollectiveMismatchError as e:
+        msg = str(e)
+        assert f"rank 0: ('allgather', '{shown[0]}')" in msg, msg
+        assert f"rank 1: ('allgather', '{shown[1]}')" in msg, msg
+        assert "beyond the first axis" in msg, msg
+    else:
+        raise AssertionError(f"a mismatched allgather did not raise ({shown})")
+# without the checks the first axes are still exchanged
+previous = dist.set_checks(False)
+eq(dist.allgather(u), both)
+t = fg.tensor(u, requires_grad=True)
+(dist.allgather(t) * G).sum().backward()
+close(t.grad.data, mine, "uneven allgather without the checks")
+dist.set_checks(previous)
+
 # second order through the collective: d2/dx2 of sum(allreduce(x)**3 * c) / 3 ... diagonal
 t = fg.tensor(v, requires_grad=True)
 gx, = fg.autograd.grad((dist.allreduce(t) ** 3 * c).sum() / 3, [t], create_graph=True)
@@ -201,6 +254,66 @@ with fg.Graph().as_default() as g:
     dist.DistributedOptimizer(fg.train.AdamOptimizer(0.01)).minimize(loss)
     n_allreduce = sum(1 for n in g.nodes if getattr(getattr(n, "op", None), "name", "") == "allreduce")
     assert n_allreduce == 1, n_allreduce
+
+# static: one allreduce per bucket of fused gradients, as many buckets as bucket_bytes makes
+# (in reverse variable order: w2 (16 floats), b1 (16), w1 (80), a bucket closing when the next
+# gradient would overflow it)
+for bucket_bytes, expected in [(dist.BUCKET_BYTES, 1), (80 * 8, 2), (32 * 8, 2), (16 * 8, 3),
+                               (1, 3)]:
+    with fg.Graph().as_default() as g:
+        vs = [fg.Variable(a) for a in init_values(0)]
+        loss = fg.reduce_sum(fg.matmul(fg.tanh(fg.matmul(np.ones((2, 5)), vs[0]) + vs[1]),
+                                       vs[2]))
+        dist.DistributedOptimizer(fg.train.GradientDescentOptimizer(0.1),
+                                  bucket_bytes=bucket_bytes).minimize(loss)
+        n = sum(1 for n in g.nodes if getattr(getattr(n, "op", None), "name", "") == "allreduce")
+        assert n == expected, (bucket_bytes, n, expected)
+
+# DistributedSampler: the ranks' parts of an epoch are disjoint and cover the data set
+for n_items, drop_last in [(10, False), (11, False), (11, True)]:
+    sampler = dist.DistributedSampler(n_items, seed=5, drop_last=drop_last)
+    assert (sampler.rank, sampler.num_replicas) == (R, N)
+    sampler.set_epoch(2)
+    parts = w.comm.allgather(list(sampler))
+    assert len(parts[0]) == len(parts[1]) == len(sampler), parts
+    flat = parts[0] + parts[1]
+    if drop_last:
+        assert len(set(flat)) == len(flat) == n_items // N * N, parts
+    elif n_items % N == 0:
+        assert sorted(flat) == list(range(n_items)), parts
+    else:
+        assert set(flat) == set(range(n_items)) and len(flat) == len(set(flat)) + 1, parts
+
+# dropping a DistributedDataParallel (or its optimizer) without remove() releases its hooks
+# and its sending thread, by reference counting alone
+import gc  # noqa: E402
+import threading  # noqa: E402
+
+
+def senders():
+    return [t for t in threading.enumerate() if t.name == "fastgraph-allreduce" and t.is_alive()]
+
+
+gc.collect()
+before = len(senders())
+q = fg.tensor(np.ones(3) * (R + 1), requires_grad=True)
+ddp = dist.DistributedDataParallel([q], broadcast_from=None)
+assert len(senders()) == before + 1 and len(q._ready_hooks) == 1
+(q * q).sum().backward()
+eq(q.grad.data, np.ones(3) * 3.0)           # the average of 2 and 4
+gc.disable()
+del ddp
+assert len(senders()) == before and q._ready_hooks == [], (senders(), q._ready_hooks)
+q.grad = None
+(q * q).sum().backward()
+eq(q.grad.data, np.ones(3) * 2 * (R + 1))   # local again
+dropped = dist.DistributedOptimizer(fg.optim.Adam([q], lr=0.1), broadcast_from=None)
+assert len(senders()) == before + 1
+del dropped
+assert len(senders()) == before and q._ready_hooks == [], (senders(), q._ready_hooks)
+gc.enable()
+# one left for the end of the job: released at exit, the job ending cleanly
+kept = dist.DistributedDataParallel([fg.tensor(np.ones(2), requires_grad=True)])
 
 dist.barrier()
 print("ok", R, flush=True)

@@ -1,14 +1,14 @@
 """Collectives across the processes of an MPI job (``fastgraph.distributed``), differentiable.
 
-Every rank calls the same collective on an array of the same shape and dtype; the result is
-the same on every rank.  Each op's VJP is the collective that carries the gradients back to
+Every rank calls the same collective on an array of the same shape and dtype (``allgather``:
+the same but for the first axis); the result is the same on every rank.  Each op's VJP is the collective that carries the gradients back to
 where the values came from (every rank differentiates its own copy of the result):
 
 ==================  =========================================  ===============================
 op                  forward                                    VJP
 ==================  =========================================  ===============================
 ``allreduce``       sum (or mean) over the ranks               ``allreduce`` (same reduction)
-``allgather``       the ranks' arrays concatenated on axis 0   ``reduce_scatter``
+``allgather``       the ranks' arrays concatenated on axis 0   this rank's rows of the sum
 ``reduce_scatter``  the sum over the ranks, this rank's block  ``allgather``
 ``broadcast``       the root's array on every rank             ``reduce`` to the root
 ``reduce``          the sum on the root, zeros elsewhere       ``broadcast`` from the root
@@ -16,14 +16,17 @@ op                  forward                                    VJP
 
 They are ``stateful`` for the static passes: never folded at compile time, never merged, a
 new node on every application (each call is a communication every rank must make).  The
-static engine's dtype probe runs them on stand-in values: they then communicate nothing.
+static engine's dtype probe runs them on stand-in values: they then communicate nothing.  Each
+communication runs under the collectives' deadline (``_core.comm.guard``).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from .._core import apply, defop
-from .._core.comm import check_arguments, describe, probing, world
+from .._core.comm import check_arguments, describe, exchange_rows, guard, probing, world
 from .._core.registry import DISTRIBUTED
 
 _REDUCTIONS = ("sum", "mean")
@@ -57,8 +60,13 @@ def _communicates(w, what, a, *attrs) -> bool:
     and an array of the same shape and dtype."""
     if probing() or w.size == 1:
         return False
-    check_arguments(w, what, (what, *attrs, describe(a)))
+    check_arguments(w, _named(what, a), (what, *attrs, describe(a)))
     return True
+
+
+def _named(what, a) -> str:
+    """The collective and its argument, as a timeout or a mismatch names them."""
+    return f"{what} ({describe(a)})"
 
 
 def _allreduce(x, reduce_op="sum"):
@@ -70,7 +78,8 @@ def _allreduce(x, reduce_op="sum"):
     if not _communicates(w, "allreduce", a, reduce_op):
         return a.copy()
     out = np.empty_like(a)
-    w.comm.Allreduce(a, out, op=w.MPI.SUM)
+    with guard(w, _named("allreduce", a)):
+        w.comm.Allreduce(a, out, op=w.MPI.SUM)
     if reduce_op == "mean":
         # (the same division on every rank of the same sum: the ranks stay equal bit for bit)
         np.divide(out, w.size, out=out)
@@ -80,17 +89,63 @@ def _allreduce(x, reduce_op="sum"):
 def _gather_shape(shape, size):
     if len(shape) == 0:
         return (size,)
-    return ((None if shape[0] is None else shape[0] * size),) + tuple(shape[1:])
+    # (the other ranks' first axes are known only when they run)
+    first = shape[0] if size == 1 else None
+    return (first,) + tuple(shape[1:])
+
+
+def _rows(a) -> str:
+    """An allgather's argument as the ranks must agree on it: the dtype and every axis but
+    the first (``*``); a 0-d value is one row."""
+    if a.ndim == 0:
+        return describe(a)
+    return f"{np.dtype(a.dtype).name} ({', '.join(['*'] + [str(n) for n in a.shape[1:]])}" + \
+        ("," if a.ndim == 1 else "") + ")"
 
 
 def _allgather(x):
     a = _as_buffer(x)
     w = world()
     flat = a.reshape((1,) + a.shape) if a.ndim == 0 else a
-    if not _communicates(w, "allgather", a):
+    if probing() or w.size == 1:
         return flat.copy()
-    out = np.empty((w.size * flat.shape[0],) + flat.shape[1:], a.dtype)
-    w.comm.Allgather(flat, out)
+    what = _named("allgather", a)
+    counts = exchange_rows(w, what, ("allgather", _rows(a)), flat.shape[0])
+    out = np.empty((sum(counts),) + flat.shape[1:], a.dtype)
+    with guard(w, what):
+        if all(n == counts[0] for n in counts):
+            w.comm.Allgather(flat, out)
+        else:
+            row = math.prod(flat.shape[1:])
+            w.comm.Allgatherv(flat, [out, [n * row for n in counts]])
+    return out
+
+
+def _allgather_vjp_forward(g, x):
+    """This rank's rows of the sum over the ranks of ``g`` (an allgather's cotangent, the same
+    shape on every rank): as many as ``x``'s first axis (one for a 0-d ``x``, which gets its
+    0-d share), the ranks' blocks in rank order."""
+    a = _as_buffer(g)
+    w = world()
+    shape = np.shape(x)
+    rows = 1 if len(shape) == 0 else shape[0]
+    if a.ndim == 0:
+        raise ValueError(f"allgather's gradient: needs an array of at least one dimension, got "
+                         f"{describe(a)}")
+    out_shape = () if len(shape) == 0 else (rows,) + a.shape[1:]
+    if probing():
+        return np.zeros(out_shape, a.dtype)
+    if w.size == 1:
+        return a.reshape(out_shape).copy()
+    what = _named("allgather's gradient", a)
+    counts = exchange_rows(w, what, ("allgather's gradient", describe(a)), rows)
+    if sum(counts) != a.shape[0]:
+        raise ValueError(f"{what}: the ranks' rows ({counts}) do not add up to the gradient's "
+                         f"first axis ({a.shape[0]})")
+    out = np.empty(out_shape, a.dtype)
+    row = math.prod(a.shape[1:])
+    with guard(w, what):
+        w.comm.Reduce_scatter(a, out, recvcounts=[n * row for n in counts], op=w.MPI.SUM)
     return out
 
 
@@ -110,7 +165,8 @@ def _reduce_scatter(x):
     if not _communicates(w, "reduce_scatter", a):
         return a.reshape(block).copy()
     out = np.empty(block, a.dtype)
-    w.comm.Reduce_scatter_block(a, out, op=w.MPI.SUM)
+    with guard(w, _named("reduce_scatter", a)):
+        w.comm.Reduce_scatter_block(a, out, op=w.MPI.SUM)
     return out
 
 
@@ -119,7 +175,8 @@ def _broadcast(x, root=0):
     if not _communicates(w, "broadcast", a, int(root)):
         return a.copy()
     out = a.copy() if w.rank == root else np.empty_like(a)
-    w.comm.Bcast(out, root=root)
+    with guard(w, _named("broadcast", a)):
+        w.comm.Bcast(out, root=root)
     return out
 
 
@@ -128,7 +185,8 @@ def _reduce(x, root=0):
     if not _communicates(w, "reduce", a, int(root)):
         return a.copy()
     out = np.empty_like(a)
-    w.comm.Reduce(a, out, op=w.MPI.SUM, root=root)
+    with guard(w, _named("reduce", a)):
+        w.comm.Reduce(a, out, op=w.MPI.SUM, root=root)
     if w.rank != root:
         out[...] = 0
     return out
@@ -147,9 +205,11 @@ def allreduce(x, op: str = "sum"):
 
 
 def allgather(x):
-    """The ranks' ``x`` (the same shape on every rank) concatenated along the first axis, in
-    rank order (0-d values become a vector of one per rank); its gradient is this rank's block of
-    the summed gradients.
+    """The ranks' ``x`` concatenated along the first axis, in rank order (Horovod's
+    ``allgather``): the first axis may differ between the ranks, the dtype and the other axes
+    must not (a mismatch raises :class:`CollectiveMismatchError` on every rank, naming each
+    rank's argument); 0-d values become a vector of one per rank.  Its gradient is this rank's
+    rows of the sum of the ranks' gradients.
 
         >>> dist.allgather(np.array([1.0, 2.0]))
         array([1., 2.])
@@ -195,7 +255,14 @@ _FIELDS = dict(stateful=True, exports=(DISTRIBUTED,))
 
 defop("allreduce", _allreduce, lambda g, ans, x, reduce_op: allreduce(g, reduce_op),
       function=allreduce, shape=_same, **_FIELDS)
-defop("allgather", _allgather, lambda g, ans, x: reduce_scatter(g).reshape(np.shape(x)),
+_allgather_vjp = defop(
+    "allgather_vjp", _allgather_vjp_forward, lambda g, ans, gin, x: allgather(g), None,
+    shape=lambda shapes, **_: (() if len(shapes[1]) == 0
+                               else (shapes[1][0],) + tuple(shapes[0][1:])),
+    shape_only=(1,), stateful=True,
+    doc="This rank's rows of the sum over the ranks of ``g``, as many as ``x``'s first axis "
+        "(the gradient of ``allgather``).")
+defop("allgather", _allgather, lambda g, ans, x: _allgather_vjp(g, x),
       function=allgather, shape=lambda shapes: _gather_shape(shapes[0], world().size),
       **_FIELDS)
 defop("reduce_scatter", _reduce_scatter, lambda g, ans, x: allgather(g), function=reduce_scatter,
