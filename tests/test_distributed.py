@@ -31,14 +31,15 @@ needs_mpi = pytest.mark.skipif(
     reason="mpi4py and mpirun are not installed (pip install 'fastgraph[mpi]')")
 
 
-def _launch(program: str, n: int = 2, timeout: float = 120):
+def _launch(program: str, n: int = 2, timeout: float = 120, args=(), **environ):
     env = dict(os.environ)
+    env.update(environ)
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                FASTGRAPH_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join([str(Path(fg.__file__).resolve().parent.parent)]
                                           + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     cmd = [_mpirun(), "--oversubscribe", "--bind-to", "none", "-n", str(n), sys.executable,
-           str(PROGRAMS / program)]
+           str(PROGRAMS / program), *args]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -54,12 +55,98 @@ def test_two_ranks_collectives_and_data_parallel_training():
 
 
 @needs_mpi
-def test_a_raising_rank_aborts_the_job_with_its_error():
-    res = _launch("raising_rank.py", timeout=60)   # (a hang would time out here)
+@pytest.mark.parametrize("where, error", [
+    ("main", "ValueError: a deliberate failure on one rank"),
+    ("thread", "ValueError: a deliberate failure on one rank, in a thread")])
+def test_a_raising_rank_aborts_the_job_with_its_error(where, error):
+    import time
+    start = time.monotonic()
+    res = _launch("raising_rank.py", timeout=60, args=[where])   # (a hang would time out here)
+    took = time.monotonic() - start
     assert res.returncode != 0, res.stdout + res.stderr
     assert "passed the allreduce" not in res.stdout
     assert "rank 1 of 2 raised" in res.stderr, res.stderr
-    assert "ValueError: a deliberate failure on one rank" in res.stderr, res.stderr
+    assert f"[rank 1] {error}" in res.stderr, res.stderr
+    assert took < 30, took             # (seconds: mpirun's start-up and the abort, no waiting)
+
+
+@needs_mpi
+@pytest.mark.parametrize("case, named", [
+    ("allreduce", "allreduce (float64 (3,))"),
+    ("barrier", "barrier"),
+    ("ddp", "DistributedDataParallel's gradient allreduce (bucket 1 of 1, float64 (4,))")])
+def test_a_skipped_collective_aborts_the_job_after_the_timeout(case, named):
+    """Rank 1 skips a collective and sleeps a minute; rank 0 waits in it: the deadline (1 s)
+    ends the whole job in seconds, naming the collective and rank 0."""
+    import time
+    start = time.monotonic()
+    res = _launch("skipped_collective.py", timeout=50, args=[case],
+                  FASTGRAPH_COLLECTIVE_TIMEOUT="1")       # (a hang would time out here)
+    took = time.monotonic() - start
+    out = res.stdout + res.stderr
+    assert res.returncode != 0, out
+    assert "rank 0 passed the first allreduce" in res.stdout, out
+    assert "the job was not aborted" not in res.stdout, out
+    assert f"rank 0 of 2 waited 1 s in {named} for the other ranks to join it" in res.stderr, out
+    assert "FASTGRAPH_COLLECTIVE_TIMEOUT" in res.stderr, out
+    assert took < 40, took                   # (rank 1 sleeps 60 s: it was ended, not waited for)
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("2.5", 2.5), ("0", None), ("none", None), ("inf", None), (None, dist.DEFAULT_TIMEOUT)])
+def test_the_timeout_from_the_environment(value, expected):
+    code = ("import fastgraph.distributed as d\n"
+            "print(repr(d.collective_timeout()))\n"
+            "print(repr(d.set_timeout(7))); d.init(timeout=0); print(repr(d.collective_timeout()))")
+    env = dict(os.environ, PYTHONPATH=str(Path(fg.__file__).resolve().parent.parent))
+    env.pop("FASTGRAPH_COLLECTIVE_TIMEOUT", None)
+    if value is not None:
+        env["FASTGRAPH_COLLECTIVE_TIMEOUT"] = value
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert res.stdout.split() == [repr(expected), repr(expected), "None"], res.stdout + res.stderr
+
+
+def test_set_timeout_checks_its_argument():
+    import datetime
+    previous = dist.set_timeout(datetime.timedelta(minutes=2))
+    try:
+        assert dist.collective_timeout() == 120.0
+        assert dist.set_timeout(None) == 120.0 and dist.collective_timeout() is None
+        for bad, error, message in [(-1, ValueError, ">= 0"), ("soon", ValueError, "seconds"),
+                                    (True, TypeError, "number of seconds"),
+                                    (float("nan"), ValueError, ">= 0")]:
+            with pytest.raises(error, match=message):
+                dist.set_timeout(bad)
+        assert dist.collective_timeout() is None        # (unchanged by a refused value)
+    finally:
+        dist.set_timeout(previous)
+
+
+def test_a_dropped_ddp_releases_its_hooks():
+    import gc
+    import weakref
+    w = fg.tensor([1.0, 2.0], requires_grad=True)
+    ddp = dist.DistributedDataParallel([w])
+    averager = weakref.ref(ddp._averager)
+    assert len(w._ready_hooks) == 1
+    gc.disable()                  # (reference counting alone releases it)
+    try:
+        del ddp
+        assert averager() is None and w._ready_hooks == []
+        opt = dist.DistributedOptimizer(fg.optim.SGD([w], lr=0.5))
+        averager = weakref.ref(opt._distributed._averager)
+        (w * w).sum().backward()
+        opt.step()
+        del opt
+        assert averager() is None and w._ready_hooks == []
+    finally:
+        gc.enable()
+    np.testing.assert_array_equal(w.data, [0.0, 0.0])
+    removed = dist.DistributedDataParallel([w])
+    removed.remove()
+    removed.remove()              # (a second remove, and then the finalizer, do nothing)
+    assert w._ready_hooks == []
 
 
 # ---- a world of one process ----------------------------------------------------------------

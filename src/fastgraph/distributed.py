@@ -34,7 +34,8 @@ from typing import Iterable
 import numpy as np
 
 from ._core import namespace as _namespace
-from ._core.comm import (CollectiveMismatchError, World, checks_enabled, collective_timeout,
+from ._core.comm import (DEFAULT_TIMEOUT, CollectiveMismatchError, World, checks_enabled,
+                         collective_timeout,
                          describe, check_arguments, guard, mpi4py_available, set_checks,
                          set_timeout, world)
 from . import ops as _ops  # noqa: F401  (the declarations)
@@ -47,7 +48,7 @@ globals().update(_namespace("distributed"))
 __all__ = sorted(_namespace("distributed")) + [
     "init", "rank", "size", "local_rank", "barrier", "is_available", "World",
     "CollectiveMismatchError", "set_checks", "checks_enabled", "set_timeout",
-    "collective_timeout", "DistributedDataParallel",
+    "collective_timeout", "DEFAULT_TIMEOUT", "DistributedDataParallel",
     "DistributedOptimizer", "broadcast_parameters", "broadcast_global_variables", "shard",
     "DistributedSampler"]
 

@@ -209,6 +209,35 @@ for a, b in zip(ps, ref):
     close(a.data, b, "DistributedDataParallel against one process")
 model.remove()
 
+# fastgraph.torch.optim's optimizers too, and each bucket's allreduce starts during the backward
+# pass, as soon as its gradients are in (one bucket per parameter here: three sends, after the
+# first, second and third parameter's gradient)
+import fastgraph.torch.optim as topt  # noqa: E402
+ps = [fg.tensor(a, requires_grad=True) for a in init_values(R)]
+opt = dist.DistributedOptimizer(topt.SGD(ps, lr=0.1, momentum=0.9), bucket_bytes=1)
+averager = opt._distributed._averager
+sends, send = [], averager.sender.send
+averager.sender.send = lambda buffer: (sends.append(len(averager.seen)), send(buffer))[1]
+for _ in range(20):
+    opt.zero_grad()
+    eager_loss(ps, fg.tensor(dist.shard(X)), fg.tensor(dist.shard(Y))).backward()
+    opt.step()
+assert sends == [1, 2, 3] * 20, sends
+ref = train_eager(lambda q: fg.optim.SGD(q, lr=0.1, momentum=0.9), X, Y, 0, distributed=False)
+for a, b in zip(ps, ref):
+    same_on_every_rank(a.data, "fastgraph.torch.optim.SGD")
+    close(a.data, b, "fastgraph.torch.optim.SGD against one process")
+del opt, averager, send
+
+# parameters that differ between the ranks are named when the averaging is set up
+try:
+    dist.DistributedDataParallel([fg.tensor(np.ones(2 + R), requires_grad=True)],
+                                 broadcast_from=None)
+except dist.CollectiveMismatchError as e:
+    assert "rank 0: ('float64 (2,)',)" in str(e) and "rank 1: ('float64 (3,)',)" in str(e), str(e)
+else:
+    raise AssertionError("mismatched DistributedDataParallel parameters did not raise")
+
 # a parameter unused on one rank: step() completes the averaging (zeros for the missing one)
 ps = [fg.tensor(np.ones(3), requires_grad=True), fg.tensor(np.ones(2), requires_grad=True)]
 opt = dist.DistributedOptimizer(fg.optim.SGD(ps, lr=1.0), find_unused_parameters=True)
