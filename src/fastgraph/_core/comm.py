@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 __all__ = ["World", "world", "launched_size", "set_checks", "checks_enabled",
-           "CollectiveMismatchError", "check_arguments", "exchange_rows", "probing",
+           "CollectiveMismatchError", "check_arguments", "exchange_rows", "label", "probing",
            "mpi4py_available", "set_timeout", "collective_timeout", "guard", "DEFAULT_TIMEOUT"]
 
 #: environment variables MPI launchers set in each process they start, with the world's size
@@ -154,6 +154,12 @@ def describe(a) -> str:
     return f"{np.dtype(a.dtype).name} {tuple(a.shape)}"
 
 
+def label(what: str, of=None) -> str:
+    """A collective as a timeout or a mismatch names it: ``what`` and, given an array ``of``,
+    its dtype and shape (formatted only when needed)."""
+    return what if of is None else f"{what} ({describe(of)})"
+
+
 def _raise_unless_equal(w: World, what: str, metas, rule: str) -> None:
     if any(m != metas[0] for m in metas):
         each = ", ".join(f"rank {r}: {m}" for r, m in enumerate(metas))
@@ -163,28 +169,29 @@ def _raise_unless_equal(w: World, what: str, metas, rule: str) -> None:
             f"raising)")
 
 
-def check_arguments(w: World, what: str, meta) -> None:
+def check_arguments(w: World, what: str, meta, of=None) -> None:
     """Exchange ``meta`` (a short picklable description of this rank's arguments) and raise
-    :class:`CollectiveMismatchError` on every rank unless all ranks gave the same."""
+    :class:`CollectiveMismatchError` on every rank unless all ranks gave the same (``what``
+    and ``of``: see :func:`label`)."""
     if w.comm is None or w.size == 1 or not _checks:
         return
-    with guard(w, what):
+    with guard(w, what, of):
         metas = w.comm.allgather(meta)
-    _raise_unless_equal(w, what, metas, "the same shapes and dtypes")
+    _raise_unless_equal(w, label(what, of), metas, "the same shapes and dtypes")
 
 
-def exchange_rows(w: World, what: str, meta, rows: int) -> list[int]:
+def exchange_rows(w: World, what: str, meta, rows: int, of=None) -> list[int]:
     """Every rank's ``rows`` (the length of its first axis, which may differ between ranks),
-    in rank order; with the checks on, ``meta`` (the rest of the description: the op, the
+    in rank order; with the checks on, ``meta()`` (the rest of the description: the op, the
     dtype, the other axes) is exchanged with them and must be the same on every rank."""
-    with guard(w, what):
+    with guard(w, what, of):
         if _checks:
-            pairs = w.comm.allgather((meta, int(rows)))
+            pairs = w.comm.allgather((meta(), int(rows)))
         else:
             counts = np.empty(w.size, np.int64)
             w.comm.Allgather(np.array([rows], np.int64), counts)
             return counts.tolist()
-    _raise_unless_equal(w, what, [m for m, _ in pairs],
+    _raise_unless_equal(w, label(what, of), [m for m, _ in pairs],
                         "the same dtypes and the same shapes beyond the first axis")
     return [r for _, r in pairs]
 
@@ -246,10 +253,10 @@ def set_timeout(seconds) -> float | None:
 
 class _Guard:
     """The deadline of one collective while this rank waits in it (see :func:`guard`)."""
-    __slots__ = ("w", "what", "timeout")
+    __slots__ = ("w", "what", "of", "timeout")
 
-    def __init__(self, w, what, timeout):
-        self.w, self.what, self.timeout = w, what, timeout
+    def __init__(self, w, what, of, timeout):
+        self.w, self.what, self.of, self.timeout = w, what, of, timeout
 
     def __enter__(self):
         if _watchdog is None:
@@ -275,14 +282,15 @@ class _NoGuard:
 _NO_GUARD = _NoGuard()
 
 
-def guard(w: World, what: str):
-    """A context manager for a call that waits for the other ranks (``what`` names it): if it
-    has not returned within the timeout, the watchdog aborts the job (every rank) with a
-    message naming ``what`` and this rank.  A no-op alone or without a timeout."""
+def guard(w: World, what: str, of=None):
+    """A context manager for a call that waits for the other ranks (``what`` and ``of`` name
+    it: see :func:`label`): if it has not returned within the timeout, the watchdog aborts the
+    job (every rank) with a message naming it and this rank.  A no-op alone or without a
+    timeout."""
     timeout = _timeout if _timeout is not _UNSET else collective_timeout()
     if timeout is None or w.comm is None or w.size == 1:
         return _NO_GUARD
-    return _Guard(w, what, timeout)
+    return _Guard(w, what, of, timeout)
 
 
 def _start_watchdog(w: World) -> None:
@@ -312,7 +320,7 @@ def _watch(w: World) -> None:
 def _abort_late(g: _Guard) -> None:
     w = g.w
     sys.stderr.write(
-        f"fastgraph.distributed: rank {w.rank} of {w.size} waited {g.timeout:g} s in {g.what} "
+        f"fastgraph.distributed: rank {w.rank} of {w.size} waited {g.timeout:g} s in {label(g.what, g.of)} "
         f"for the other ranks to join it; aborting the job. "
         f"A rank skipped this collective, called another one, or is stuck or slower than the "
         f"timeout ({_TIMEOUT_VAR}, or fastgraph.distributed.init(timeout=...))\n")

@@ -26,7 +26,8 @@ import math
 import numpy as np
 
 from .._core import apply, defop
-from .._core.comm import check_arguments, describe, exchange_rows, guard, probing, world
+from .._core.comm import (check_arguments, checks_enabled, describe, exchange_rows, guard,
+                          probing, world)
 from .._core.registry import DISTRIBUTED
 
 _REDUCTIONS = ("sum", "mean")
@@ -60,13 +61,9 @@ def _communicates(w, what, a, *attrs) -> bool:
     and an array of the same shape and dtype."""
     if probing() or w.size == 1:
         return False
-    check_arguments(w, _named(what, a), (what, *attrs, describe(a)))
+    if checks_enabled():
+        check_arguments(w, what, (what, *attrs, describe(a)), of=a)
     return True
-
-
-def _named(what, a) -> str:
-    """The collective and its argument, as a timeout or a mismatch names them."""
-    return f"{what} ({describe(a)})"
 
 
 def _allreduce(x, reduce_op="sum"):
@@ -78,7 +75,7 @@ def _allreduce(x, reduce_op="sum"):
     if not _communicates(w, "allreduce", a, reduce_op):
         return a.copy()
     out = np.empty_like(a)
-    with guard(w, _named("allreduce", a)):
+    with guard(w, "allreduce", of=a):
         w.comm.Allreduce(a, out, op=w.MPI.SUM)
     if reduce_op == "mean":
         # (the same division on every rank of the same sum: the ranks stay equal bit for bit)
@@ -109,10 +106,9 @@ def _allgather(x):
     flat = a.reshape((1,) + a.shape) if a.ndim == 0 else a
     if probing() or w.size == 1:
         return flat.copy()
-    what = _named("allgather", a)
-    counts = exchange_rows(w, what, ("allgather", _rows(a)), flat.shape[0])
+    counts = exchange_rows(w, "allgather", lambda: ("allgather", _rows(a)), flat.shape[0], of=a)
     out = np.empty((sum(counts),) + flat.shape[1:], a.dtype)
-    with guard(w, what):
+    with guard(w, "allgather", of=a):
         if all(n == counts[0] for n in counts):
             w.comm.Allgather(flat, out)
         else:
@@ -137,14 +133,14 @@ def _allgather_vjp_forward(g, x):
         return np.zeros(out_shape, a.dtype)
     if w.size == 1:
         return a.reshape(out_shape).copy()
-    what = _named("allgather's gradient", a)
-    counts = exchange_rows(w, what, ("allgather's gradient", describe(a)), rows)
+    what = "allgather's gradient"
+    counts = exchange_rows(w, what, lambda: (what, describe(a)), rows, of=a)
     if sum(counts) != a.shape[0]:
-        raise ValueError(f"{what}: the ranks' rows ({counts}) do not add up to the gradient's "
+        raise ValueError(f"{what} ({describe(a)}): the ranks' rows ({counts}) do not add up to the gradient's "
                          f"first axis ({a.shape[0]})")
     out = np.empty(out_shape, a.dtype)
     row = math.prod(a.shape[1:])
-    with guard(w, what):
+    with guard(w, what, of=a):
         w.comm.Reduce_scatter(a, out, recvcounts=[n * row for n in counts], op=w.MPI.SUM)
     return out
 
@@ -165,7 +161,7 @@ def _reduce_scatter(x):
     if not _communicates(w, "reduce_scatter", a):
         return a.reshape(block).copy()
     out = np.empty(block, a.dtype)
-    with guard(w, _named("reduce_scatter", a)):
+    with guard(w, "reduce_scatter", of=a):
         w.comm.Reduce_scatter_block(a, out, op=w.MPI.SUM)
     return out
 
@@ -175,7 +171,7 @@ def _broadcast(x, root=0):
     if not _communicates(w, "broadcast", a, int(root)):
         return a.copy()
     out = a.copy() if w.rank == root else np.empty_like(a)
-    with guard(w, _named("broadcast", a)):
+    with guard(w, "broadcast", of=a):
         w.comm.Bcast(out, root=root)
     return out
 
@@ -185,7 +181,7 @@ def _reduce(x, root=0):
     if not _communicates(w, "reduce", a, int(root)):
         return a.copy()
     out = np.empty_like(a)
-    with guard(w, _named("reduce", a)):
+    with guard(w, "reduce", of=a):
         w.comm.Reduce(a, out, op=w.MPI.SUM, root=root)
     if w.rank != root:
         out[...] = 0
