@@ -5,7 +5,8 @@ Run the same script on every rank with ``mpirun -n 2 python train.py``; run alon
 (``python train.py``) it is a world of one process and every collective is the identity, so one
 script serves both.  See ``docs/distributed.md``.
 
-* the world: :func:`init`, :func:`rank`, :func:`size`, :func:`local_rank`, :func:`barrier`;
+* the world: :func:`init`, :func:`rank`, :func:`size`, :func:`local_rank`, :func:`barrier`,
+  and the collectives' timeout, :func:`set_timeout`;
 * differentiable collectives on arrays, Tensors and graph Nodes (ops, with their VJPs):
   ``allreduce(x, op="sum"|"mean")``, ``allgather``, ``reduce_scatter``, ``broadcast(x, root)``,
   ``reduce(x, root)``;
@@ -34,10 +35,9 @@ from typing import Iterable
 import numpy as np
 
 from ._core import namespace as _namespace
-from ._core.comm import (DEFAULT_TIMEOUT, CollectiveMismatchError, World, checks_enabled,
-                         collective_timeout,
-                         describe, check_arguments, guard, mpi4py_available, set_checks,
-                         set_timeout, world)
+from ._core.comm import (DEFAULT_TIMEOUT, CollectiveMismatchError, World, check_arguments,
+                         checks_enabled, collective_timeout, describe, guard, mpi4py_available,
+                         set_checks, set_timeout, world)
 from . import ops as _ops  # noqa: F401  (the declarations)
 from .eager.tensor import Tensor
 from .static.node import Node
@@ -74,7 +74,7 @@ def init(timeout=_KEEP) -> World:
     for no limit.  Left out, it stays as it is: ``FASTGRAPH_COLLECTIVE_TIMEOUT`` from the
     environment, else 1800 s (see :func:`set_timeout`).
 
-        >>> w = init(timeout=600); (w.rank, w.size) if w.size == 1 else None
+        >>> w = init(); (w.rank, w.size) if w.size == 1 else None
         (0, 1)
     """
     if timeout is not _KEEP:
