@@ -12,6 +12,8 @@ import fastgraph.distributed as dist
 w = dist.init()
 R, N = w.rank, w.size
 assert N == 2, N
+assert (dist.rank(), dist.size(), dist.local_rank()) == (R, 2, R)   # (one machine)
+dist.barrier()
 eq = np.testing.assert_array_equal
 
 
@@ -97,6 +99,13 @@ with fg.Session() as sess:
 f = fg.function(lambda a: (dist.allgather(a) * G).sum())
 close(fg.grad(f)(u), mine, "uneven allgather (fg.function)")
 close(f(u), float((both * G).sum()), "uneven allgather (fg.function value)")
+# a rank with no rows, and 0-d values (one row each), differentiate too
+t = fg.tensor(np.full((R, 2), 7.0), requires_grad=True)
+(dist.allgather(t) * (np.array([[1.0, 2.0]]) * (R + 1))).sum().backward()
+eq(t.grad.data, np.zeros((0, 2)) if R == 0 else np.array([[3.0, 6.0]]))
+t = fg.tensor(float(R), requires_grad=True)
+(dist.allgather(t) * (np.array([1.0, 2.0]) * (R + 1))).sum().backward()
+assert t.grad.data.shape == () and float(t.grad.data) == 3.0 * (R + 1), t.grad
 # second order: allgather's gradient is differentiable too (its VJP is allgather)
 t = fg.tensor(u, requires_grad=True)
 gx, = fg.autograd.grad((dist.allgather(t) ** 2 * G).sum() / 2, [t], create_graph=True)
