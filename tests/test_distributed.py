@@ -118,6 +118,8 @@ def test_set_timeout_checks_its_argument():
                                     (float("nan"), ValueError, ">= 0")]:
             with pytest.raises(error, match=message):
                 dist.set_timeout(bad)
+        with pytest.raises(ValueError, match="init: timeout: expected a number of seconds"):
+            dist.init(timeout="later")
         assert dist.collective_timeout() is None        # (unchanged by a refused value)
     finally:
         dist.set_timeout(previous)

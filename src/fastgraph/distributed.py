@@ -38,6 +38,7 @@ from ._core import namespace as _namespace
 from ._core.comm import (DEFAULT_TIMEOUT, CollectiveMismatchError, World, check_arguments,
                          checks_enabled, collective_timeout, describe, guard, mpi4py_available,
                          set_checks, set_timeout, world)
+from ._core.comm import _set_timeout
 from . import ops as _ops  # noqa: F401  (the declarations)
 from .eager.tensor import Tensor
 from .static.node import Node
@@ -78,7 +79,7 @@ def init(timeout=_KEEP) -> World:
         (0, 1)
     """
     if timeout is not _KEEP:
-        set_timeout(timeout)
+        _set_timeout(timeout, "init: timeout")
     w = world()
     _install_fault_handler(w)
     return w

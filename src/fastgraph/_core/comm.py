@@ -245,9 +245,13 @@ def set_timeout(seconds) -> float | None:
     """Set the timeout of every later collective: seconds (or a ``datetime.timedelta``); 0 or
     None for none.  Returns the previous one (None: none).  Set it to the same value on every
     rank."""
+    return _set_timeout(seconds, "set_timeout")
+
+
+def _set_timeout(seconds, source: str) -> float | None:
     global _timeout
     prev = collective_timeout()
-    _timeout = _parse_timeout(seconds, "set_timeout")
+    _timeout = _parse_timeout(seconds, source)
     return prev
 
 
