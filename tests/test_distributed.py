@@ -93,7 +93,8 @@ def test_a_skipped_collective_aborts_the_job_after_the_timeout(case, named):
 
 
 @pytest.mark.parametrize("value, expected", [
-    ("2.5", 2.5), ("0", None), ("none", None), ("inf", None), (None, dist.DEFAULT_TIMEOUT)])
+    ("2.5", 2.5), ("0", None), ("none", None), ("inf", None), ("", dist.DEFAULT_TIMEOUT),
+    (None, dist.DEFAULT_TIMEOUT)])
 def test_the_timeout_from_the_environment(value, expected):
     code = ("import fastgraph.distributed as d\n"
             "print(repr(d.collective_timeout()))\n"

@@ -215,7 +215,7 @@ def _parse_timeout(value, source: str) -> float | None:
         value = value.total_seconds()
     if isinstance(value, str):
         text = value.strip().lower()
-        if text in ("", "0", "none", "off", "inf"):
+        if text in ("0", "none", "off", "inf"):
             return None
         try:
             value = float(text)
@@ -236,7 +236,7 @@ def collective_timeout() -> float | None:
     forever)."""
     global _timeout
     if _timeout is _UNSET:
-        raw = os.environ.get(_TIMEOUT_VAR)
+        raw = os.environ.get(_TIMEOUT_VAR) or None      # (set but empty: unset)
         _timeout = DEFAULT_TIMEOUT if raw is None else _parse_timeout(raw, _TIMEOUT_VAR)
     return _timeout
 
