@@ -35,7 +35,7 @@ def _value_types(obj):
     """The types ``obj`` answers to: its own, and for a Tensor or Node the array (and, 0-d, the
     NumPy scalar) it stands for."""
     if _py.isinstance(obj, Tensor):
-        data = obj.data
+        data = obj._ndarray
         return (_py.type(obj), _py.type(data)) + ((_py.type(data[()]),) if data.ndim == 0 else ())
     if _py.type(obj) in NODE_TYPES:
         return (_py.type(obj), np.ndarray)

@@ -16,7 +16,7 @@ __all__ = ["save", "load", "CheckpointError"]
 
 def _encode(obj):
     if is_tensor(obj):
-        return "tensor", obj.data, {"requires_grad": bool(obj.requires_grad)}
+        return "tensor", obj._ndarray, {"requires_grad": bool(obj.requires_grad)}
     if hasattr(obj, "graph") and hasattr(obj, "op") and hasattr(obj, "inputs"):
         raise CheckpointError(f"cannot save the graph node {getattr(obj, 'name', obj)!r}: it "
                               f"has no value outside a Session (save sess.run(node), or the "

@@ -243,7 +243,7 @@ def _allreduce_jobs(w, mb: int):
         for p, g in zip(reversed(params), reversed(grads)):
             averager._ready(p, g)
 
-    flat = np.concatenate([g.data for g in grads])
+    flat = np.concatenate([g._ndarray for g in grads])
     work = flat.copy()
 
     def raw():

@@ -125,7 +125,7 @@ def fastgraph_eager_fn(xs, weights):
             h = fg.tanh(x @ Wx + h @ Wh + b)
         loss = fg.mean(h ** 2)
         loss.backward()
-        return float(loss.item()), [w.grad.data for w in ws]
+        return float(loss.item()), [w.grad._ndarray for w in ws]
     return call
 
 

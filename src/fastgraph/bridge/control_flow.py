@@ -142,7 +142,7 @@ def _empty_ys(f, init, c_leaves, rebuild_c, xs, x_leaves, rebuild_x, length, rev
     from ..static.graph import Graph
 
     def values(leaves):     # (only their shapes and dtypes matter here)
-        return [v.data if is_tensor(v) else v for v in leaves]
+        return [v._ndarray if is_tensor(v) else v for v in leaves]
 
     try:
         with Graph().as_default():
@@ -155,7 +155,7 @@ def _empty_ys(f, init, c_leaves, rebuild_c, xs, x_leaves, rebuild_x, length, rev
             _, ys = _pair(f(init, x0))
         leaves: list = []
         rebuild = flatten(ys, leaves)
-        return rebuild([np.empty((0,) + np.shape(v), np.asarray(v.data if is_tensor(v) else v)
+        return rebuild([np.empty((0,) + np.shape(v), np.asarray(v._ndarray if is_tensor(v) else v)
                                  .dtype) for v in leaves])
     leaves: list = []
     rebuild = flatten(ys, leaves)
@@ -330,7 +330,7 @@ def _iteration_limit(limit):
             raise TypeError(f"while_loop: maximum_iterations must be a 0-d integer, got a node "
                             f"of {cf.describe(limit)}")
         return limit
-    value = limit.data if is_tensor(limit) else limit
+    value = limit._ndarray if is_tensor(limit) else limit
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, _INTS + (np.ndarray,)):
         raise TypeError(f"while_loop: maximum_iterations must be a non-negative int (or a 0-d "
                         f"integer array, Tensor or graph node), got {limit!r}")

@@ -186,7 +186,7 @@ def hvp(fun: Callable, x, v):
         >>> fg.hvp(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
         array([6., 0.])
     """
-    v_value = v.data if isinstance(v, Tensor) else np.asarray(v)
+    v_value = v._ndarray if isinstance(v, Tensor) else np.asarray(v)
     return grad(lambda x_: F.sum(grad(fun)(x_) * v_value))(x)
 
 

@@ -25,7 +25,7 @@ UFUNCS, FUNCTIONS = numpy_routes()
 
 
 def _data(v):
-    return v.data if isinstance(v, Tensor) else v
+    return v._ndarray if isinstance(v, Tensor) else v
 
 
 def _unwrap(x):

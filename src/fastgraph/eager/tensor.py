@@ -3,7 +3,8 @@
 Recording (:func:`fastgraph.eager.tape.record`, compiled) is the whole of eager mode's forward cost: run
 the op's NumPy forward and, when some input requires grad, attach one ``TapeNode``.
 0-d results are kept as NumPy scalars internally (scalar arithmetic is ~7x cheaper than 0-d array
-arithmetic); ``Tensor.data`` always hands out an ndarray.
+arithmetic); ``Tensor._ndarray`` (and ``.data`` on NumPy's face) always hands out an
+ndarray.
 """
 from __future__ import annotations
 
@@ -42,16 +43,21 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
 
     # ---- data and metadata ----------------------------------------------------------------
     @property
-    def data(self) -> np.ndarray:
+    def _ndarray(self) -> np.ndarray:
+        """The value as an ndarray, whatever the face (what fastgraph's own code reads: on
+        PyTorch's face ``.data`` is a Tensor)."""
         d = self._data
         if type(d) is not _ndarray:
             d = self._data = np.asarray(d)
         return d
 
-    @data.setter
-    def data(self, value) -> None:
-        value = np.asarray(value.data if isinstance(value, Tensor) else value)
-        self._data = value
+    def _set_data(self, value) -> None:
+        self._data = np.asarray(value._ndarray if isinstance(value, Tensor) else value)
+
+    data = property(_ndarray.fget, _set_data, doc="""The value as an ndarray (NumPy's face; no
+        copy): NumPy's in-place operators on it change the tensor, unseen by the tape.  On
+        PyTorch's face (``fastgraph.torch``) ``.data`` is PyTorch's: a detached Tensor sharing
+        the memory.  Assigning ``t.data = value`` replaces the value (any shape and dtype).""")
 
     @property
     def requires_grad(self) -> bool:
@@ -113,7 +119,7 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
         """
         if self._requires_grad and _gm._state.enabled:
             raise _conversion_error(self, "Can't call numpy() on Tensor that requires grad")
-        return self.data
+        return self._ndarray
 
     def item(self):
         if self._data.size != 1:
@@ -122,13 +128,13 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
         return self._data.item() if hasattr(self._data, "item") else self._data
 
     def tolist(self):
-        return self.data.tolist()
+        return self._ndarray.tolist()
 
     def __contains__(self, value) -> bool:
         """``value in t``: whether any element equals ``value`` (NumPy's and PyTorch's rule;
         without it Python would compare whole rows)."""
         other = value._data if isinstance(value, Tensor) else value
-        return bool((self.data == other).any())
+        return bool((self._ndarray == other).any())
 
     def detach(self) -> "Tensor":
         """A new leaf sharing this tensor's data (and, as in PyTorch, its in-place version
@@ -201,11 +207,11 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
         """``f"{t:.3f}"``: a 0-d tensor formats as its number (PyTorch's rule); others take
         only an empty format spec."""
         if spec and self.ndim == 0:
-            return format(self.data.item(), spec)
+            return format(self._ndarray.item(), spec)
         return super().__format__(spec) if spec else str(self)
 
     def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", prefix="tensor(")
+        body = np.array2string(self._ndarray, separator=", ", prefix="tensor(")
         extras = []
         if self.dtype != np.float64:
             extras.append(f"dtype={self.dtype}")
@@ -240,7 +246,7 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
         return id(self)
 
     def _fg_index_value(self):
-        return self.data
+        return self._ndarray
 
     # ---- NumPy protocols -------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
@@ -253,7 +259,7 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
                 return self._object_array()
             raise _conversion_error(self, "Can't convert a Tensor that requires grad to a "
                                           "NumPy array (np.asarray, np.array)")
-        d = self.data
+        d = self._ndarray
         if dtype is not None and d.dtype != dtype:
             return d.astype(dtype)
         return d.copy() if copy else d
@@ -290,7 +296,7 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
                                    "(fg.where, fg.concatenate, fg.stack) or assign "
                                    "value.detach()")
             value = value._data
-        self.data[F.shape._canon_index(index)] = value
+        self._ndarray[F.shape._canon_index(index)] = value
         self._bump_version()
 
     def _check_inplace(self, what: str) -> None:
@@ -322,7 +328,7 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
             return NotImplemented
         if self._base is not None:
             self._check_inplace(name)
-        d = self.data
+        d = self._ndarray
         try:
             ufunc(d, other._data if isinstance(other, Tensor) else other, out=d,
                   casting="same_kind")
@@ -366,7 +372,7 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
     def fill_(self, value):
         """Set every element to ``value`` in place (PyTorch's ``fill_``)."""
         self._check_inplace("fill_")
-        self.data[...] = value._data if isinstance(value, Tensor) else value
+        self._ndarray[...] = value._data if isinstance(value, Tensor) else value
         self._bump_version()
         return self
 
@@ -381,14 +387,14 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
                 raise RuntimeError("copy_() from a tensor that requires grad is not "
                                    "differentiable in fastgraph; copy src.detach()")
             src = src._data
-        np.copyto(self.data, np.broadcast_to(np.asarray(src), self._data.shape),
+        np.copyto(self._ndarray, np.broadcast_to(np.asarray(src), self._data.shape),
                   casting="unsafe")
         self._bump_version()
         return self
 
     def clamp_(self, min=None, max=None):
         self._check_inplace("clamp_")
-        self.data[...] = np.asarray(self.clamp(min, max)._data)
+        self._ndarray[...] = np.asarray(self.clamp(min, max)._data)
         self._bump_version()
         return self
 
@@ -418,7 +424,7 @@ def tensor(data: Any, dtype=None, requires_grad: bool = False) -> Tensor:
         tensor([1., 2.], requires_grad=True)
     """
     if isinstance(data, Tensor):
-        data = data.data
+        data = data._ndarray
     try:
         if isinstance(data, (list, tuple)):
             with _gm.no_grad():     # a new leaf from Tensors' values: torch.tensor's rule

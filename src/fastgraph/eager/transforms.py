@@ -61,7 +61,7 @@ def _watch(x):
     if _is_traced(x):
         return F.identity(x)
     if isinstance(x, Tensor):
-        x = x.data
+        x = x._ndarray
     arr = np.asarray(x)
     if arr.dtype.kind not in "fc":
         if arr.dtype.kind not in "biu":
@@ -109,7 +109,7 @@ def _numpy(v):
 
 def _numpy_leaf(v):
     if isinstance(v, Tensor):
-        d = v.data
+        d = v._ndarray
         return d[()] if d.ndim == 0 else d
     return v
 

@@ -28,7 +28,7 @@ __all__ = ["fixed_point"]
 
 
 def _plain(v):
-    return v.data if isinstance(v, Tensor) else v
+    return v._ndarray if isinstance(v, Tensor) else v
 
 
 def _iterate(*leaves, f, rebuild, x0, distance, tol):

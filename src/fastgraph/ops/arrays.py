@@ -687,7 +687,7 @@ def trim_zeros(filt, trim="fb", axis=None):
     if _graph_value(x) and not is_tensor(x):
         raise TypeError("trim_zeros: the result's length depends on the values, which a graph "
                         "Node does not have yet")
-    values = np.asarray(x.data if is_tensor(x) else x)
+    values = np.asarray(x._ndarray if is_tensor(x) else x)
     trim = trim.lower()
     if values.ndim == 0:
         raise ValueError("trim_zeros: the input must be at least 1-D")
@@ -827,7 +827,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
     plain value)."""
     node_like = _graph_value(a) and not is_tensor(a)
     if not _graph_value(fill_value) and not node_like:
-        return np.full_like(a.data if is_tensor(a) else a, fill_value, dtype=dtype,
+        return np.full_like(a._ndarray if is_tensor(a) else a, fill_value, dtype=dtype,
                             order=order, subok=subok, shape=shape)
     a = _as_operand(a)
     fill = F.astype(_as_operand(fill_value), np.dtype(dtype) if dtype is not None else a.dtype)

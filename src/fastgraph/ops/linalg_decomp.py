@@ -356,7 +356,7 @@ def _numpy_dtype_parts(packed, a):
     values only: a graph's dtype is fixed when it is built, so graphs keep them complex)."""
     w, v = packed[..., 0, :], packed[..., 1:, :]
     if NUMPY_EIG_REAL_WHEN_REAL and is_tensor(packed) and np.dtype(a.dtype).kind != "c" \
-            and not np.any(w.data.imag):
+            and not np.any(w._ndarray.imag):
         return F.real(w), F.real(v)
     return w, v
 

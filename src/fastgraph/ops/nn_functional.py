@@ -429,7 +429,7 @@ def batch_norm_statistics(input, eps=1e-5):  # noqa: A002
 def _eager_value(v):
     """The array of an eager value (a Tensor or an ndarray), or None for a graph value."""
     if is_tensor(v):
-        return v.data
+        return v._ndarray
     if isinstance(v, np.ndarray):
         return v
     return None

@@ -76,12 +76,12 @@ def _func_vjp_recorded(fg, func, y, t, args, cot):
     out = func(yt, tt, *at)
     out = out if isinstance(out, fg.Tensor) else fg.stack(list(out)) \
         if isinstance(out, (list, tuple)) else fg.tensor(np.asarray(out, np.float64))
-    value = np.asarray(out.data, np.float64)
+    value = np.asarray(out._ndarray, np.float64)
     if not out.requires_grad:
         return value, np.zeros_like(y), 0.0, [np.zeros(np.shape(a)) for a in args]
     grads = fg.autograd.grad(out, [yt, tt, *at], grad_outputs=fg.tensor(cot),
                              allow_unused=True)
-    z = [np.zeros(np.shape(x.data)) if gr is None else np.asarray(gr.data, np.float64)
+    z = [np.zeros(np.shape(x._ndarray)) if gr is None else np.asarray(gr._ndarray, np.float64)
          for gr, x in zip(grads, [yt, tt, *at])]
     return value, z[0], float(z[1]), z[2:]
 

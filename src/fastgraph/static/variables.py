@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as F
-from .._core import shapes
+from .._core import is_tensor, shapes
 from .._core.dtypes import as_dtype
 from .graph import get_default_graph
 from .node import (ASSIGN, CONST, GROUP, PLACEHOLDER, VARIABLE, NODE_TYPES, Node, _normalize_value,
@@ -117,7 +117,7 @@ class Variable(Node):
                 raise ValueError(f"Variable: the initial value must have a fully known shape, "
                                  f"got {init.shape}")
         else:
-            arr = source_array(initial_value.data if hasattr(initial_value, "grad_fn")
+            arr = source_array(initial_value._ndarray if is_tensor(initial_value)
                                else initial_value, dtype, "Variable")
             init = None
         vname = g.unique_name(name or "Variable")

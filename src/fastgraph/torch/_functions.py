@@ -82,7 +82,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     """
     _device(device)
     if isinstance(data, _FgTensor):
-        data = data.detach().data
+        data = data.detach()._ndarray
     elif isinstance(data, (list, tuple)):
         data = _plain(data)
     dt = _dtype(dtype) or _infer(data)
@@ -93,7 +93,7 @@ def _plain(data):
     if isinstance(data, (list, tuple)):
         return [_plain(d) for d in data]
     if isinstance(data, _FgTensor):
-        return data.detach().data
+        return data.detach()._ndarray
     return data
 
 
@@ -533,19 +533,19 @@ def neg(input):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return builtins.bool(np.allclose(np.asarray(input.data), np.asarray(other.data), rtol, atol,
-                                     equal_nan))
+    return builtins.bool(np.allclose(np.asarray(input._ndarray), np.asarray(other._ndarray),
+                                     rtol, atol, equal_nan))
 
 
 def equal(input, other):
-    a, b = np.asarray(input.data), np.asarray(other.data)
+    a, b = np.asarray(input._ndarray), np.asarray(other._ndarray)
     return a.shape == b.shape and builtins.bool((a == b).all())
 
 
 def where(condition, input=None, other=None):
     if input is None and other is None:
         return tuple(_torch_leaf(i.astype(np.int64))
-                     for i in np.nonzero(np.asarray(condition.data)))
+                     for i in np.nonzero(np.asarray(condition._ndarray)))
     return F.where(condition, input, other)
 
 

@@ -55,6 +55,32 @@ class Tensor(TorchFace, _FgTensor, metaclass=_TensorType):
 
     __slots__ = ()
 
+    @property
+    def data(self) -> "Tensor":
+        """PyTorch's ``t.data``: a Tensor sharing this one's memory, detached (a leaf that does
+        not require grad, even when ``t`` is a parameter), so in-place methods through it
+        change ``t`` (``p.data.add_(-lr * p.grad.data)``, ``p.data.zero_()``) and its methods
+        are PyTorch's (``t.data.max(1)`` is ``(values, indices)``).  As with ``detach()``, it
+        shares ``t``'s version counter: a change through it to a value saved for a backward
+        pass still to come makes that pass raise (PyTorch would use the new values silently).
+        ``t.data = other`` replaces the value (any shape and dtype, sharing ``other``'s memory).
+
+            >>> p = torch.nn.Parameter(torch.ones(2))
+            >>> _ = p.data.mul_(3); p.tolist()
+            [3.0, 3.0]
+        """
+        t = type.__call__(Tensor, self._ndarray, False)
+        self._share_version(t)
+        return t
+
+    @data.setter
+    def data(self, value) -> None:
+        dtype = value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
+        if self._requires_grad and np.dtype(dtype).kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
+        self._set_data(value)
+
 
 Tensor._face = Tensor          # what detach(), .grad and new leaves of these tensors are
 _tape.set_torch_face(Tensor)

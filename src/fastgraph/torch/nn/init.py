@@ -24,11 +24,11 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros
 def _array(tensor, name: str) -> np.ndarray:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"nn.init.{name}: expected a Tensor, got {type(tensor).__name__}")
-    return tensor.data
+    return tensor._ndarray
 
 
 def _fill(tensor, values: np.ndarray) -> Tensor:
-    d = tensor.data
+    d = tensor._ndarray
     with no_grad():
         np.copyto(d, values, casting="unsafe")
     tensor._bump_version()

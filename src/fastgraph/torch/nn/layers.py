@@ -476,9 +476,9 @@ class _NormBase(Module):
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
-            self._buffers["running_mean"].data[...] = 0
-            self._buffers["running_var"].data[...] = 1
-            self._buffers["num_batches_tracked"].data[...] = 0
+            self._buffers["running_mean"]._ndarray[...] = 0
+            self._buffers["running_var"]._ndarray[...] = 1
+            self._buffers["num_batches_tracked"]._ndarray[...] = 0
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
@@ -507,13 +507,13 @@ class _BatchNorm(_NormBase):
         if tracking and nbt is not None:
             if _binding_graph() is None:
                 with no_grad():
-                    nbt.data[...] += 1
+                    nbt._ndarray[...] += 1
                 nbt._bump_version()
             else:
                 v = self.num_batches_tracked
                 _buffer_update(v, v + 1)
             if momentum is None:     # the cumulative moving average
-                momentum = 1.0 / float(nbt.data) if _binding_graph() is None else None
+                momentum = 1.0 / float(nbt._ndarray) if _binding_graph() is None else None
         rm = self.running_mean if tracking or not training else None
         rv = self.running_var if tracking or not training else None
         if _binding_graph() is None or not tracking:
@@ -735,7 +735,7 @@ class Embedding(Module):
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            self.weight._ndarray[self.padding_idx] = 0
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None, **kwargs):

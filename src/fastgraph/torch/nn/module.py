@@ -327,7 +327,7 @@ class Module:
             if set_to_none:
                 p.grad = None
             else:
-                p.grad = leaf(np.zeros_like(p.grad.data))
+                p.grad = leaf(np.zeros_like(p.grad._ndarray))
 
     def apply(self, fn: Callable[["Module"], Any]) -> "Module":
         for m in self.children():
@@ -350,7 +350,7 @@ class Module:
             for store in (m._parameters, m._buffers):
                 for k, v in store.items():
                     if v is not None and v.dtype.kind == "f" and v.dtype != dt:
-                        v.data = v.data.astype(dt)
+                        v.data = v._ndarray.astype(dt)
                         if v.grad is not None:
                             v.grad = None
         return self
@@ -438,7 +438,7 @@ class Module:
             if assign:
                 target.data = np.array(value, dtype=target.dtype)
             else:
-                np.copyto(target.data, value, casting="unsafe")
+                np.copyto(target._ndarray, value, casting="unsafe")
                 target._bump_version()
         return IncompatibleKeys(missing, unexpected)
 

@@ -13,7 +13,7 @@ def as_array(value) -> np.ndarray:
     """A tensor-like value as an ndarray: a fastgraph Tensor's data, a PyTorch tensor's values
     (so ``load_state_dict(torch_model.state_dict())`` works), or ``np.asarray``."""
     if isinstance(value, Tensor):
-        return value.data
+        return value._ndarray
     detach = getattr(value, "detach", None)
     if detach is not None and hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         return detach().cpu().numpy()

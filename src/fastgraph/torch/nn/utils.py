@@ -21,7 +21,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False) -> Tensor:
     """Scale the gradients so that their joint ``norm_type`` norm is at most ``max_norm``;
     returns the norm before clipping."""
-    grads = [p.grad.data for p in _list(parameters) if p.grad is not None]
+    grads = [p.grad._ndarray for p in _list(parameters) if p.grad is not None]
     if not grads:
         return leaf(np.array(0.0, np.float32))
     norm_type = float(norm_type)
@@ -44,19 +44,19 @@ def clip_grad_value_(parameters, clip_value: float) -> None:
     """Clip every gradient element into ``[-clip_value, clip_value]``."""
     for p in _list(parameters):
         if p.grad is not None:
-            np.clip(p.grad.data, -clip_value, clip_value, out=p.grad.data)
+            np.clip(p.grad._ndarray, -clip_value, clip_value, out=p.grad._ndarray)
 
 
 def parameters_to_vector(parameters) -> Tensor:
     """Every parameter flattened and concatenated (a copy)."""
-    return leaf(np.concatenate([p.data.reshape(-1) for p in _list(parameters)]))
+    return leaf(np.concatenate([p._ndarray.reshape(-1) for p in _list(parameters)]))
 
 
 def vector_to_parameters(vec, parameters) -> None:
     """Copy consecutive slices of ``vec`` into the parameters."""
-    v = vec.data if isinstance(vec, Tensor) else np.asarray(vec)
+    v = vec._ndarray if isinstance(vec, Tensor) else np.asarray(vec)
     i = 0
     for p in _list(parameters):
-        n = p.data.size
-        np.copyto(p.data, v[i:i + n].reshape(p.shape))
+        n = p._ndarray.size
+        np.copyto(p._ndarray, v[i:i + n].reshape(p.shape))
         i += n
