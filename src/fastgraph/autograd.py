@@ -35,12 +35,8 @@ class FunctionCtx:
         """Accepted for PyTorch's code: gradients are always arrays."""
 
 
-def _as_tensor(v):
-    return Tensor(v) if isinstance(v, np.ndarray) else v
-
-
 def _as_array(v):
-    return v.data if isinstance(v, Tensor) else v
+    return v._ndarray if isinstance(v, Tensor) else v
 
 
 class Function:
@@ -66,6 +62,10 @@ class Function:
         >>> Exp.apply(fg.tensor([0.0, 1.0], requires_grad=True)).sum().backward()
     """
 
+    #: the class of the Tensors ``forward`` and ``backward`` get (``fastgraph.torch``'s
+    #: ``Function`` gives PyTorch's face)
+    _tensor_class = Tensor
+
     @staticmethod
     def forward(ctx, *args, **kwargs):
         raise NotImplementedError("a Function subclass defines forward(ctx, ...)")
@@ -83,17 +83,21 @@ class Function:
         return op
 
     @classmethod
+    def _as_tensor(cls, v):
+        return type.__call__(cls._tensor_class, v, False) if isinstance(v, np.ndarray) else v
+
+    @classmethod
     def _plain_forward(cls, *args, **kwargs):
         with no_grad():
-            out = cls.forward(FunctionCtx(), *map(_as_tensor, args), **kwargs)
+            out = cls.forward(FunctionCtx(), *map(cls._as_tensor, args), **kwargs)
         return _as_array(out)
 
     @classmethod
     def _backward_rule(cls, g, ans, args, kwargs, positions):
         ctx = FunctionCtx(tuple(p in positions for p in range(len(args))))
         plain = isinstance(g, np.ndarray)    # a first-order eager backward: arrays in and out
-        cls.forward(ctx, *map(_as_tensor, args), **kwargs)
-        grads = cls.backward(ctx, _as_tensor(g))
+        cls.forward(ctx, *map(cls._as_tensor, args), **kwargs)
+        grads = cls.backward(ctx, cls._as_tensor(g))
         if not isinstance(grads, tuple):
             grads = (grads,)
         if len(grads) != len(args):

@@ -7,11 +7,21 @@
 """
 from __future__ import annotations
 
-from ..autograd import Function, FunctionCtx, backward, grad
+from .. import autograd as _fg_autograd
+from ..autograd import FunctionCtx, backward, grad
 from ..eager.grad_mode import enable_grad, no_grad, set_grad_enabled
+from ._tensor import Tensor as _Tensor
 
 __all__ = ["Function", "FunctionCtx", "backward", "grad", "no_grad", "enable_grad",
            "set_grad_enabled", "Variable"]
+
+
+class Function(_fg_autograd.Function):
+    """PyTorch's ``torch.autograd.Function`` (see ``fg.autograd.Function``): ``forward`` and
+    ``backward`` get Tensors of PyTorch's face, so ``x.max(1)`` in them is ``(values,
+    indices)`` as in PyTorch."""
+
+    _tensor_class = _Tensor
 
 
 def Variable(data, requires_grad=False, volatile=False):
