@@ -113,7 +113,7 @@ def _captured_updates(graph: Graph, n0: int) -> list:
 
 def _bind_captured(t, store) -> None:
     for idx, tensor in t.captured:
-        store[idx] = tensor.data
+        store[idx] = tensor._ndarray
 
 
 def _write_back_captured(t, store) -> None:
@@ -121,7 +121,7 @@ def _write_back_captured(t, store) -> None:
     eager side keeps its arrays, so optimizers holding them see the new values)."""
     for idx, tensor in t.captured:
         v = store[idx]
-        d = tensor.data
+        d = tensor._ndarray
         if v is not d:
             np.copyto(d, v)
             store[idx] = d
@@ -165,7 +165,7 @@ def _arg_value(a):
     if is_tensor(a):
         if a.requires_grad and is_grad_enabled():
             raise _Inline   # an eager gradient is being taken through the call: run it eagerly
-        a = a.data
+        a = a._ndarray
     if type(a) in _WEAK or isinstance(a, (np.ndarray, np.generic)):
         return a
     if type(a) is complex:
@@ -198,7 +198,7 @@ def _kwarg_values(kwargs: dict) -> dict:
                 raise _Inline
             if out is kwargs:
                 out = dict(kwargs)
-            out[k] = v.data
+            out[k] = v._ndarray
     return out
 
 
@@ -407,6 +407,9 @@ class Function:
                     return tuple(strong) + tuple(weak[j] for j in bad)
             leaves: list = []
             rebuild = _flatten_outputs(out, leaves, g)
+            faced = [k for k, leaf in enumerate(leaves) if is_torch_faced(leaf)]
+            if faced:
+                rebuild = _with_torch_face(rebuild, faced)
             paired = _pair_donations(leaves, [args[i] for i in donated])
             fetches = list(leaves)
             for k, var in paired:   # the output becomes "var = value"; its value is read back
@@ -599,6 +602,23 @@ def _flatten_outputs(out, leaves, graph):
     """Like the Session's fetch flattening, with non-Node leaves (at any depth) turned into
     constants."""
     return flatten(out, leaves, lambda v: v if type(v) in NODE_TYPES else as_node(v, graph))
+
+
+def _with_torch_face(rebuild, positions):
+    """``rebuild`` giving the outputs at ``positions`` (graph values of PyTorch's face) as
+    Tensors of PyTorch's face holding the results (not copied): a function of PyTorch-faced
+    arguments, or a module's forward, returns compiled what it returns eager."""
+    face = TORCH_TENSOR[0]
+
+    def faced(vals):
+        vals = list(vals)
+        for k in positions:
+            v = vals[k]
+            if not isinstance(v, (np.ndarray, np.generic)):
+                v = np.asarray(v)
+            vals[k] = type.__call__(face, v, False)
+        return rebuild(vals)
+    return faced
 
 
 def _weak_only(nodes, weak) -> list:
