@@ -22,6 +22,7 @@ import numpy as np
 from .._core.config import fp_errors_may_raise as _fp_strict
 from ..kernels.update import sub_scaled
 from . import grad_mode as _gm
+from ..ops.torch_methods import new_leaf_like
 from .tensor import Tensor
 
 _ndarray = np.ndarray
@@ -173,7 +174,7 @@ class Optimizer:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad = Tensor(np.zeros_like(p.grad.data))
+                p.grad = _like(p, np.zeros_like(p.grad._ndarray))
 
     def _grads(self) -> list:
         """``(group, p, data, g)`` for every parameter with a gradient -- all of them checked
@@ -198,7 +199,7 @@ class Optimizer:
                 g = gt._data
                 if type(g) is not _ndarray:
                     g = np.asarray(g)
-                data = p.data
+                data = p._ndarray
                 if g.shape != data.shape:
                     raise ValueError(f"{name}.step(): parameter {i} has shape {data.shape} but "
                                      f"its gradient has shape {g.shape}")
@@ -234,7 +235,7 @@ class Optimizer:
         for p, state, value in pending:
             if state is not None:
                 self.state[p] = state
-            np.copyto(p.data, value)
+            np.copyto(p._ndarray, value)
             p._bump_version()
         return loss
 
@@ -262,8 +263,8 @@ class Optimizer:
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Take the hyperparameters and state of :meth:`state_dict` (from an optimizer of the
-        same kind over parameters of the same shapes); the state's tensors are copied, in each
-        parameter's dtype."""
+        same kind over parameters of the same shapes); the state's tensors (fastgraph's of either
+        face, NumPy arrays or PyTorch's) are copied, in each parameter's dtype and face."""
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -282,11 +283,12 @@ class Optimizer:
                 continue
             entry = {}
             for k, v in s.items():
-                if isinstance(v, Tensor) or isinstance(v, np.ndarray):
-                    arr = np.array(v.data if isinstance(v, Tensor) else v)
+                if isinstance(v, Tensor) or isinstance(v, np.ndarray) or _foreign(v):
+                    arr = np.array(v._ndarray if isinstance(v, Tensor) else
+                                   v.detach().cpu().numpy() if _foreign(v) else v)
                     if k != "step" and arr.dtype.kind == "f" and arr.shape == p.shape:
                         arr = arr.astype(p.dtype)
-                    v = Tensor(arr)
+                    v = _like(p, arr)
                 entry[k] = v
             new_state[p] = entry
         for mine, theirs in zip(self.param_groups, groups):
@@ -362,9 +364,16 @@ def _step_count(state) -> float:
     return float(np.asarray(_array(state, "step")))
 
 
-def _new_step(state):
-    # PyTorch keeps the step count in a float32 0-d tensor
-    return Tensor(np.array(_step_count(state) + 1 if state else 1.0, np.float32))
+def _foreign(v) -> bool:
+    """A tensor of another library (PyTorch's: ``detach()``, ``cpu()`` and ``numpy()``)."""
+    return hasattr(v, "detach") and hasattr(v, "numpy") and hasattr(v, "cpu")
+
+
+def _like(p, arr):
+    """A state tensor (a gradient, a moment, the step count) holding ``arr``, of parameter
+    ``p``'s face: PyTorch's for the parameters of ``fastgraph.torch``, so ``opt.state[p]`` and
+    ``state_dict()`` hold ``torch.Tensor``s there."""
+    return new_leaf_like(p, arr)
 
 
 class SGD(Optimizer):
@@ -405,7 +414,7 @@ class SGD(Optimizer):
                 buf = g.copy()
             else:
                 buf = _scale_add(_array(state, "momentum_buffer"), m, (1 - damp) * g, inplace)
-            new_state = {"momentum_buffer": Tensor(buf)}
+            new_state = {"momentum_buffer": _like(p, buf)}
             g = g + m * buf if group["nesterov"] else buf
         if inplace:
             # p + (-lr)*g, bit for bit, by the compiled in-place loop
@@ -446,11 +455,11 @@ class Adam(Optimizer):
         if group["maximize"]:
             g = -g
         if state is None:
-            state = {"step": Tensor(np.array(0.0, np.float32)),
-                     "exp_avg": Tensor(np.zeros_like(data)),
-                     "exp_avg_sq": Tensor(np.zeros_like(data))}
+            state = {"step": _like(p, np.array(0.0, np.float32)),
+                     "exp_avg": _like(p, np.zeros_like(data)),
+                     "exp_avg_sq": _like(p, np.zeros_like(data))}
             if group["amsgrad"]:
-                state["max_exp_avg_sq"] = Tensor(np.zeros_like(data))
+                state["max_exp_avg_sq"] = _like(p, np.zeros_like(data))
         step = _step_count(state) + 1
         start = data
         if wd:
@@ -468,14 +477,14 @@ class Adam(Optimizer):
         step_size = lr / bias_correction1
         bias_correction2_sqrt = bias_correction2 ** 0.5
         new = dict(state)
-        new["step"] = Tensor(np.array(step, np.float32))
+        new["step"] = _like(p, np.array(step, np.float32))
         if not inplace:
-            new["exp_avg"], new["exp_avg_sq"] = Tensor(exp_avg), Tensor(exp_avg_sq)
+            new["exp_avg"], new["exp_avg_sq"] = _like(p, exp_avg), _like(p, exp_avg_sq)
         if group["amsgrad"]:
             mx = _array(state, "max_exp_avg_sq")
             mx = np.maximum(mx, exp_avg_sq, out=mx if inplace else None)
             if not inplace:
-                new["max_exp_avg_sq"] = Tensor(mx)
+                new["max_exp_avg_sq"] = _like(p, mx)
             denom = np.sqrt(mx) / bias_correction2_sqrt + eps
         else:
             denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
@@ -525,23 +534,23 @@ class RMSprop(Optimizer):
         if group["maximize"]:
             g = -g
         if state is None:
-            state = {"step": Tensor(np.array(0.0, np.float32)),
-                     "square_avg": Tensor(np.zeros_like(data))}
+            state = {"step": _like(p, np.array(0.0, np.float32)),
+                     "square_avg": _like(p, np.zeros_like(data))}
             if m > 0:
-                state["momentum_buffer"] = Tensor(np.zeros_like(data))
+                state["momentum_buffer"] = _like(p, np.zeros_like(data))
             if group["centered"]:
-                state["grad_avg"] = Tensor(np.zeros_like(data))
+                state["grad_avg"] = _like(p, np.zeros_like(data))
         if wd:
             g = g + wd * data
         square_avg = _scale_add(_array(state, "square_avg"), alpha, (1 - alpha) * g * g,
                                 inplace)
         new = dict(state)
-        new["step"] = Tensor(np.array(_step_count(state) + 1, np.float32))
-        new["square_avg"] = Tensor(square_avg) if not inplace else state["square_avg"]
+        new["step"] = _like(p, np.array(_step_count(state) + 1, np.float32))
+        new["square_avg"] = _like(p, square_avg) if not inplace else state["square_avg"]
         if group["centered"]:
             grad_avg = _lerp(_array(state, "grad_avg"), g, 1 - alpha, inplace)
             if not inplace:
-                new["grad_avg"] = Tensor(grad_avg)
+                new["grad_avg"] = _like(p, grad_avg)
             avg = np.sqrt(square_avg + (-1.0) * grad_avg * grad_avg)
         else:
             avg = np.sqrt(square_avg)
@@ -549,7 +558,7 @@ class RMSprop(Optimizer):
         if m > 0:
             buf = _scale_add(_array(state, "momentum_buffer"), m, g / avg, inplace)
             if not inplace:
-                new["momentum_buffer"] = Tensor(buf)
+                new["momentum_buffer"] = _like(p, buf)
             return new, _add_to(data, (-lr) * buf, inplace)
         return new, _add_to(data, (-lr) * g / avg, inplace)
 
@@ -579,8 +588,8 @@ class Adagrad(Optimizer):
     def _init_group_state(self, group):
         # PyTorch makes Adagrad's state when a parameter joins
         for p in group["params"]:
-            self.state[p] = {"step": Tensor(np.array(0.0, np.float32)),
-                             "sum": Tensor(np.full_like(p.data,
+            self.state[p] = {"step": _like(p, np.array(0.0, np.float32)),
+                             "sum": _like(p, np.full_like(p._ndarray,
                                                         group["initial_accumulator_value"]))}
 
     def _update(self, group, p, data, g, state, inplace):
@@ -594,8 +603,8 @@ class Adagrad(Optimizer):
         clr = lr / (1 + (step - 1) * lr_decay)
         total = _add_to(_array(state, "sum"), 1.0 * g * g, inplace)
         std = np.sqrt(total) + eps
-        return ({"step": Tensor(np.array(step, np.float32)),
-                 "sum": state["sum"] if inplace else Tensor(total)},
+        return ({"step": _like(p, np.array(step, np.float32)),
+                 "sum": state["sum"] if inplace else _like(p, total)},
                 _add_to(data, (-clr) * g / std, inplace))
 
 
