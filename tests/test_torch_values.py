@@ -366,3 +366,79 @@ def test_autograd_function_sees_pytorch_faced_tensors():
     ours, theirs = _run_both(program)
     _assert_same(ours, theirs)
     assert type(ours[0]) is ftorch.Tensor and type(ours[1]) is ftorch.Tensor
+
+
+# ---- torch.compile: fg.function's plan where no gradient is taken, eager where one may be -------
+# (compared with PyTorch's eager calls: torch.compile's contract is their values, and PyTorch's
+# own compiler would take most of a minute here)
+def _eager_compile(model=None, **options):
+    return (lambda fn: fn) if model is None else model
+
+
+def _run_compiled(program):
+    return program(ftorch, ftorch.compile), program(_pt(), _eager_compile)
+
+
+def _mlp(torch):
+    m = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))
+    m[0].weight.data = torch.tensor(W)
+    m[0].bias.data = torch.tensor(B)
+    m[2].weight.data = torch.tensor(W[:2, :3].copy())
+    m[2].bias.data = torch.tensor(B[:2].copy())
+    return m
+
+
+def test_compiled_module_infers_with_the_plan_and_trains_eagerly():
+    def program(torch, compile):
+        model = _mlp(torch)
+        fast = compile(model)
+        x = torch.tensor(X)
+        with torch.no_grad():
+            first, again = fast(x), fast(x + 1)
+        out = fast(x)                           # grad mode on: the tape records it
+        torch.nn.functional.cross_entropy(out, torch.tensor(Y) % 2).backward()
+        return [first, again, out.requires_grad, model[0].weight.grad, model[2].bias.grad,
+                fast.training, len(list(fast.parameters()))]
+    ours, theirs = _run_compiled(program)
+    _assert_same(ours, theirs, rtol=1e-5)
+    model = _mlp(ftorch)
+    fast = ftorch.compile(model)
+    with ftorch.no_grad():
+        for k in range(3):
+            y = fast(ftorch.tensor(X) * k)
+    assert type(y) is ftorch.Tensor and fast._fg_function.trace_count == 1
+    assert fast.eval() is model and fast.state_dict().keys() == model.state_dict().keys()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    fast(ftorch.tensor(X))                      # nothing requires grad: the plan, grad mode on
+    assert fast._fg_function.trace_count == 1
+
+
+COMPILE_FORMS = [
+    ("decorator", lambda compile: compile),
+    ("with options", lambda compile: compile(mode="reduce-overhead", fullgraph=True)),
+    ("backend eager", lambda compile: compile(backend="eager")),
+    ("disabled", lambda compile: compile(disable=True)),
+]
+
+
+@pytest.mark.parametrize("name, form", COMPILE_FORMS, ids=[n for n, _ in COMPILE_FORMS])
+def test_compile_forms_give_the_eager_values(name, form):
+    def program(torch, compile):
+        @form(compile)
+        def f(a, b):
+            top = (a @ b.T).max(1)
+            return top.values.sum(), top.indices
+        x, w = torch.tensor(X), torch.tensor(W)
+        with torch.no_grad():
+            return list(f(x, w)) + list(f(x * 2, w))
+    ours, theirs = _run_compiled(program)
+    _assert_same(ours, theirs, rtol=1e-5)
+    assert all(type(v) is ftorch.Tensor for v in ours)
+
+
+def test_compile_refuses_what_it_cannot_do():
+    with pytest.raises(TypeError, match="backend"):
+        ftorch.compile(lambda x: x, backend=lambda gm, inputs: gm)
+    with pytest.raises(TypeError, match="function or a Module"):
+        ftorch.compile(3)

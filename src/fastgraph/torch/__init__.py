@@ -26,6 +26,7 @@ from ._tensor import Tensor
 from ._functions import *  # noqa: F401,F403
 from ._functions import __all__ as _function_names
 from .serialization import load, save
+from ._compile import compile  # noqa: A004  (PyTorch's name)
 
 # ---- dtypes (NumPy's dtype objects under PyTorch's names) ----------------------------------
 float32 = float = _np.dtype(_np.float32)
