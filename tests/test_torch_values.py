@@ -357,6 +357,42 @@ def _row_max_function(torch):
     return RowMax
 
 
+def _relu_square_function(base):
+    seen = []
+
+    class ReluSquare(base):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append(type(x))
+            ctx.save_for_backward(x)
+            return x.clamp(min=0) ** 2
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(type(g))
+            (x,) = ctx.saved_tensors
+            return 2 * x.clamp(min=0) * g
+    return ReluSquare, seen
+
+
+@pytest.mark.parametrize("value", [1.5, -0.5, [[1.5, -0.5], [0.25, 2.0]]],
+                         ids=["0-d", "0-d negative", "2-d"])
+def test_autograd_function_gets_tensors_of_every_rank(value):
+    def program(torch):
+        fn, _ = _relu_square_function(torch.autograd.Function)
+        x = torch.tensor(value, dtype=torch.float64, requires_grad=True)
+        y = fn.apply(x)
+        y.sum().backward()
+        return [y, x.grad]
+    ours, theirs = _run_both(program)
+    _assert_same(ours, theirs)
+    for face, base in ((ftorch, ftorch.autograd.Function), (fg, fg.autograd.Function)):
+        fn, seen = _relu_square_function(base)
+        x = face.tensor(value, requires_grad=True)
+        fn.apply(x).sum().backward()
+        assert seen and all(t is type(x) for t in seen), seen
+
+
 def test_autograd_function_sees_pytorch_faced_tensors():
     def program(torch):
         x = torch.tensor(X, requires_grad=True)

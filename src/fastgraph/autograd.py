@@ -84,7 +84,10 @@ class Function:
 
     @classmethod
     def _as_tensor(cls, v):
-        return type.__call__(cls._tensor_class, v, False) if isinstance(v, np.ndarray) else v
+        # (a 0-d value arrives as a NumPy scalar, as the tape keeps it: a Tensor too)
+        if isinstance(v, (np.ndarray, np.generic)):
+            return type.__call__(cls._tensor_class, v, False)
+        return v
 
     @classmethod
     def _plain_forward(cls, *args, **kwargs):

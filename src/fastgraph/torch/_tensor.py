@@ -63,7 +63,8 @@ class Tensor(TorchFace, _FgTensor, metaclass=_TensorType):
         are PyTorch's (``t.data.max(1)`` is ``(values, indices)``).  As with ``detach()``, it
         shares ``t``'s version counter: a change through it to a value saved for a backward
         pass still to come makes that pass raise (PyTorch would use the new values silently).
-        ``t.data = other`` replaces the value (any shape and dtype, sharing ``other``'s memory).
+        ``t.data = other`` replaces the value (any shape and dtype, a floating one where ``t``
+        requires grad), sharing ``other``'s memory.
 
             >>> p = torch.nn.Parameter(torch.ones(2))
             >>> _ = p.data.mul_(3); p.tolist()
