@@ -478,3 +478,19 @@ def test_compile_refuses_what_it_cannot_do():
         ftorch.compile(lambda x: x, backend=lambda gm, inputs: gm)
     with pytest.raises(TypeError, match="function or a Module"):
         ftorch.compile(3)
+
+
+def test_arguments_inside_structures_trace_with_their_face():
+    def program(xs, d):
+        return xs[0].max(1), d["w"].std(), xs[1] * 2
+    f = fg.function(program)
+    x = ftorch.tensor(X)
+    got, want = f([x, x], {"w": x}), program([x, x], {"w": x})
+    assert type(got[0]) is type(want[0]) and type(got[2]) is ftorch.Tensor
+    _assert_same([list(got[0]), got[1], got[2]], [list(want[0]), want[1], want[2]])
+    plain = f([X, X], {"w": X})                 # NumPy values: NumPy's meanings, a new trace
+    np.testing.assert_allclose(plain[0], X.max(1))
+    np.testing.assert_allclose(plain[1], X.std(), rtol=1e-6)
+    assert f.trace_count == 2
+    torch = pytest.importorskip("torch")
+    _assert_same(list(got[0]) + [got[1]], list(torch.tensor(X).max(1)) + [torch.tensor(X).std()])

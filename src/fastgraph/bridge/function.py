@@ -443,17 +443,19 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         structure = None
+        leaves = args
         try:
             try:
                 vals = [a if type(a) is np.ndarray else _arg_value(a) for a in args]
             except _Structured:
-                vals, structure = self._flatten_args(args)
+                vals, structure, leaves = self._flatten_args(args)
             if kwargs:
                 kwargs = _kwarg_values(kwargs)
         except _Inline:   # called while another fg.function (or a graph) is being traced
             return self.fun(*args, **kwargs)
-        # (PyTorch-faced arguments trace to PyTorch-faced placeholders: a separate trace)
-        faces = () if TORCH_TENSOR[0] is None or structure is not None else _torch_faced(args)
+        # (PyTorch-faced arguments, also inside lists and dicts, trace to PyTorch-faced
+        # placeholders: a separate trace)
+        faces = () if TORCH_TENSOR[0] is None else _torch_faced(leaves)
         try:
             sig = self._signature(vals, kwargs)
             if structure is not None:
@@ -478,15 +480,15 @@ class Function:
         return self._call_donating(t, vals)
 
     @staticmethod
-    def _flatten_args(args) -> tuple[list, tuple]:
-        """The leaves of the arguments (as traced and fed) and the structure: each argument's
-        key and where its leaves start and end."""
+    def _flatten_args(args) -> tuple[list, tuple, list]:
+        """The leaves of the arguments (as traced and fed), the structure (each argument's key
+        and where its leaves start and end) and the leaves as given."""
         keys, leaves, offsets = [], [], [0]
         for a in args:
             keys.append(key_of(a, leaves))
             offsets.append(len(leaves))
         vals = [v if type(v) is np.ndarray else _arg_value(v) for v in leaves]
-        return vals, (tuple(keys), tuple(offsets))
+        return vals, (tuple(keys), tuple(offsets)), leaves
 
     def _call_captured(self, t: _Traced, vals: list):
         """A run reading (and perhaps updating) captured eager tensors: their current arrays
@@ -530,15 +532,17 @@ class Function:
     def explain(self, *args, **kwargs) -> str:
         """The compiled plan for these arguments (``Session.explain``'s text)."""
         structure = None
+        leaves = args
         try:
             try:
                 vals = [_arg_value(a) for a in args]
             except _Structured:
-                vals, structure = self._flatten_args(args)
+                vals, structure, leaves = self._flatten_args(args)
         except _Inline:
             raise TypeError(f"fg.function({self.fun.__name__}).explain needs concrete "
                             f"arguments (arrays, numbers), not graph Nodes") from None
-        return self.trace(vals, kwargs, structure).plan.explain()
+        faces = () if TORCH_TENSOR[0] is None else _torch_faced(leaves)
+        return self.trace(vals, kwargs, structure, faces).plan.explain()
 
     def __get__(self, obj, objtype=None):
         """``@fg.function`` on a method: the instance is not traced (it is no array) but bound,
