@@ -494,3 +494,44 @@ def test_arguments_inside_structures_trace_with_their_face():
     assert f.trace_count == 2
     torch = pytest.importorskip("torch")
     _assert_same(list(got[0]) + [got[1]], list(torch.tensor(X).max(1)) + [torch.tensor(X).std()])
+
+
+# ---- fg.grad and the other transforms: PyTorch-faced arguments keep their face -------------------
+def _stats(t):
+    return t.std() + t.max(0).values.sum() * 0.5     # unbiased std, (values, indices)
+
+
+def _torch_grad(torch, f):
+    def g(x):
+        x = x.requires_grad_()
+        return torch.autograd.grad(f(x), x)[0]
+    return g
+
+
+#: (fastgraph transform, PyTorch's counterpart, function)
+TRANSFORMS = [
+    ("grad", lambda fg_, f: fg_.grad(f), _torch_grad, _stats),
+    ("value_and_grad", lambda fg_, f: fg_.value_and_grad(f),
+     lambda torch, f: lambda x: (f(x), _torch_grad(torch, f)(x.clone())), _stats),
+    ("jacobian", lambda fg_, f: fg_.jacobian(f),
+     lambda torch, f: lambda x: torch.autograd.functional.jacobian(f, x),
+     lambda t: t.cumsum(0) * t.std()),
+    ("hessian", lambda fg_, f: fg_.hessian(f),
+     lambda torch, f: lambda x: torch.autograd.functional.hessian(f, x),
+     lambda t: (t ** 3).sum() / t.var()),
+]
+
+
+@pytest.mark.parametrize("name, ours, theirs, f", TRANSFORMS, ids=[t[0] for t in TRANSFORMS])
+def test_transforms_differentiate_pytorch_faced_arguments_as_pytorchs(name, ours, theirs, f):
+    value = np.array([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]])
+    x = ftorch.tensor(value)
+    got = ours(fg, f)(x)
+    leaves = list(got) if isinstance(got, tuple) else [got]
+    assert all(type(v) is ftorch.Tensor and not v.requires_grad for v in leaves)
+    plain = ours(fg, lambda t: (t * t).sum())(fg.tensor(value))   # NumPy's face: NumPy values
+    plain = list(plain) if isinstance(plain, tuple) else [plain]
+    assert all(isinstance(v, (np.ndarray, np.generic)) for v in plain)
+    torch = _pt()
+    want = theirs(torch, f)(torch.tensor(value))
+    _assert_same(leaves, list(want) if isinstance(want, tuple) else [want], rtol=1e-6)

@@ -60,6 +60,7 @@ def _watch(x):
     """A tensor to differentiate with respect to: connected to ``x`` if ``x`` is being traced."""
     if _is_traced(x):
         return F.identity(x)
+    like = x
     if isinstance(x, Tensor):
         x = x._ndarray
     arr = np.asarray(x)
@@ -68,7 +69,15 @@ def _watch(x):
             raise TypeError(f"can only differentiate with respect to numeric inputs, got dtype "
                             f"{arr.dtype}")
         arr = arr.astype(np.float64)
-    return Tensor(arr, requires_grad=True)
+    return _leaf_like(like, arr, True)
+
+
+def _leaf_like(like, arr, requires_grad=False) -> Tensor:
+    """A new leaf holding ``arr`` with the face of ``like`` (PyTorch's for a tensor of
+    ``fastgraph.torch``, whose methods then mean PyTorch's inside the function; NumPy's for
+    anything else)."""
+    face = type(like)._face if isinstance(like, Tensor) else Tensor
+    return type.__call__(face, arr, requires_grad)
 
 
 def _watch_args(args: tuple, nums: tuple) -> tuple[list, list]:
@@ -103,19 +112,22 @@ def _unflatten(templates, flat) -> tuple:
 
 
 def _numpy(v):
-    """Tensors -> NumPy values (0-d as NumPy scalars), through lists, tuples and dicts."""
+    """Tensors -> NumPy values (0-d as NumPy scalars), through lists, tuples and dicts; a Tensor
+    of PyTorch's face stays one (detached): a PyTorch program reads it as PyTorch's."""
     return map_structure(_numpy_leaf, v)
 
 
 def _numpy_leaf(v):
     if isinstance(v, Tensor):
+        if v._face is not Tensor:
+            return v.detach() if v._requires_grad else v
         d = v._ndarray
         return d[()] if d.ndim == 0 else d
     return v
 
 
 def _zeros_like(x):
-    return Tensor(np.zeros(x.shape, dtype=x.dtype))
+    return _leaf_like(x, np.zeros(x.shape, dtype=x.dtype))
 
 
 def value_and_grad(fun, args, kwargs, nums, single: bool, has_aux: bool):
@@ -168,7 +180,7 @@ def jacobian(fun, args, kwargs, nums, single: bool):
                     r.append(_zeros_like(w) if g is None else g)
             jacs = tuple(
                 F.reshape(F.stack(r), tuple(o.shape) + tuple(w.shape)) if r else
-                Tensor(np.zeros(tuple(o.shape) + tuple(w.shape), dtype=w.dtype))
+                _leaf_like(w, np.zeros(tuple(o.shape) + tuple(w.shape), dtype=w.dtype))
                 for r, w in zip(rows, watched))
             jacs = _unflatten(templates, jacs)
             return jacs[0] if single else jacs
@@ -211,8 +223,7 @@ def linearize(fun, args, kwargs, nums, has_aux: bool = False, transform: str = "
         leaves: list = []
         rebuild = flatten(out, leaves)
         outs = [_output_tensor(o, fun, transform) for o in leaves]
-        cotangents = [Tensor(np.zeros(o.shape, dtype=o.dtype), requires_grad=True)
-                      for o in outs]
+        cotangents = [_leaf_like(o, np.zeros(o.shape, dtype=o.dtype), True) for o in outs]
         live = [k for k, o in enumerate(outs) if o.requires_grad]
         if live and watched:
             vjps = _autograd_grad([outs[k] for k in live], watched,
