@@ -535,3 +535,16 @@ def test_transforms_differentiate_pytorch_faced_arguments_as_pytorchs(name, ours
     torch = _pt()
     want = theirs(torch, f)(torch.tensor(value))
     _assert_same(leaves, list(want) if isinstance(want, tuple) else [want], rtol=1e-6)
+
+
+def test_momentum_buffer_is_one_tensor_updated_in_place():
+    def program(torch):
+        model = _linear(torch)
+        opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=0.9)
+        _train(torch, model, opt, 1)
+        buf = opt.state[model.weight]["momentum_buffer"]
+        _train(torch, model, opt, 2)
+        return [opt.state[model.weight]["momentum_buffer"] is buf, buf]
+    ours, theirs = _run_both(program)
+    _assert_same(ours, theirs, rtol=1e-5)
+    assert ours[0]

@@ -22,7 +22,6 @@ import numpy as np
 from .._core.config import fp_errors_may_raise as _fp_strict
 from ..kernels.update import sub_scaled
 from . import grad_mode as _gm
-from ..ops.torch_methods import new_leaf_like
 from .tensor import Tensor
 
 _ndarray = np.ndarray
@@ -373,7 +372,7 @@ def _like(p, arr):
     """A state tensor (a gradient, a moment, the step count) holding ``arr``, of parameter
     ``p``'s face: PyTorch's for the parameters of ``fastgraph.torch``, so ``opt.state[p]`` and
     ``state_dict()`` hold ``torch.Tensor``s there."""
-    return new_leaf_like(p, arr)
+    return type.__call__(p._face, arr, False)
 
 
 class SGD(Optimizer):
@@ -409,12 +408,16 @@ class SGD(Optimizer):
             g = g + wd * data
         new_state = state
         if m:
-            buf = None if state is None else state.get("momentum_buffer")
-            if buf is None:
+            held = None if state is None else state.get("momentum_buffer")
+            if held is None:
                 buf = g.copy()
             else:
-                buf = _scale_add(_array(state, "momentum_buffer"), m, (1 - damp) * g, inplace)
-            new_state = {"momentum_buffer": _like(p, buf)}
+                old = _array(state, "momentum_buffer")
+                buf = _scale_add(old, m, (1 - damp) * g, inplace)
+                if buf is not old or not isinstance(held, Tensor):
+                    held = None
+            # (updated in place: the same tensor, as PyTorch's buffer stays one object)
+            new_state = {"momentum_buffer": _like(p, buf) if held is None else held}
             g = g + m * buf if group["nesterov"] else buf
         if inplace:
             # p + (-lr)*g, bit for bit, by the compiled in-place loop
