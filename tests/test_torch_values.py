@@ -548,3 +548,80 @@ def test_momentum_buffer_is_one_tensor_updated_in_place():
     ours, theirs = _run_both(program)
     _assert_same(ours, theirs, rtol=1e-5)
     assert ours[0]
+
+
+# ---- the in-place methods of PyTorch's training and initialisation code ----------------------
+#: (name, change): each through a parameter's ``.data`` and on a state tensor
+IN_PLACE_MATH = [
+    ("addcmul_", lambda d, torch: d.addcmul_(torch.tensor(W), torch.tensor(W), value=0.5)),
+    ("addcdiv_", lambda d, torch: d.addcdiv_(torch.tensor(W), torch.tensor(W) ** 2 + 1.0,
+                                             value=-0.1)),
+    ("addcmul_ default", lambda d, torch: d.addcmul_(torch.tensor(W), torch.tensor(W))),
+    ("lerp_", lambda d, torch: d.lerp_(torch.zeros(3, 4), 0.25)),
+    ("lerp_ late", lambda d, torch: d.lerp_(torch.ones(3, 4), 0.75)),
+    ("masked_fill_", lambda d, torch: d.masked_fill_(torch.tensor(W) > 0, -1.0)),
+    ("masked_fill_ row", lambda d, torch: d.masked_fill_(torch.tensor([True, False, True, False]),
+                                                         torch.tensor(2.0))),
+    ("mul_ add_ chain", lambda d, torch: d.mul_(0.9).add_(torch.tensor(W), alpha=0.1)),
+]
+
+
+@pytest.mark.parametrize("name, change", IN_PLACE_MATH, ids=[n for n, _ in IN_PLACE_MATH])
+def test_in_place_math_through_data_is_pytorchs(name, change):
+    def program(torch):
+        p = _linear(torch).weight
+        out = change(p.data, torch)
+        return [p.detach(), out]
+    ours, theirs = _run_both(program)
+    _assert_same(ours, theirs)
+
+
+def test_a_custom_adam_written_with_in_place_methods_trains_as_pytorchs():
+    # the pre-2.0 way of writing an optimizer: state tensors updated in place, p.data.addcdiv_
+    def train(torch):
+        model, loss_fn = _linear(torch), torch.nn.CrossEntropyLoss()
+        x, y = torch.tensor(X), torch.tensor(Y)
+        state = {}
+        for step in range(1, 5):
+            model.zero_grad()
+            loss_fn(model(x), y).backward()
+            for p in model.parameters():
+                grad = p.grad.data
+                if p not in state:
+                    state[p] = (torch.zeros_like(p.data), torch.zeros_like(p.data))
+                exp_avg, exp_avg_sq = state[p]
+                exp_avg.mul_(0.9).add_(grad, alpha=0.1)
+                exp_avg_sq.mul_(0.999).addcmul_(grad, grad, value=0.001)
+                denom = exp_avg_sq.sqrt().add_(1e-8)
+                p.data.addcdiv_(exp_avg, denom, value=-0.01 / (1 - 0.9 ** step))
+        return [p.detach() for p in model.parameters()]
+    ours, theirs = _run_both(train)
+    _assert_same(ours, theirs, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["normal_", "uniform_"])
+def test_random_fills_through_data_initialise_in_place(name):
+    args = (0.0, 0.02) if name == "normal_" else (-0.1, 0.1)
+    layer = ftorch.nn.Linear(200, 300)
+    w = layer.weight
+    array = w.detach().numpy()
+    ftorch.manual_seed(3)
+    assert getattr(w.data, name)(*args) is not None
+    first = array.copy()
+    assert w.detach().numpy() is array and w.dtype == np.float32      # in place, same dtype
+    if name == "normal_":
+        assert abs(first.mean()) < 0.002 and abs(first.std() - 0.02) < 0.001
+    else:
+        assert first.min() >= -0.1 and first.max() <= 0.1 and abs(first.mean()) < 0.005
+    ftorch.manual_seed(3)
+    getattr(w.data, name)(*args)
+    np.testing.assert_array_equal(array, first)                       # seeded: it repeats
+    g = ftorch.Generator().manual_seed(5)
+    getattr(w.data, name)(*args, generator=g)
+    assert not np.array_equal(array, first)
+    torch = _pt()
+    for lib in (ftorch, torch):                 # as in PyTorch: not on a leaf that requires grad
+        with pytest.raises(RuntimeError, match="leaf"):
+            getattr(lib.nn.Linear(2, 2).weight, name)(*args)
+        with lib.no_grad():
+            getattr(lib.nn.Linear(2, 2).weight, name)(*args)

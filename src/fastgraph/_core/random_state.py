@@ -24,7 +24,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["Stream", "Store", "running_over", "in_run", "generator", "seed", "scratch"]
+__all__ = ["Stream", "Store", "running_over", "in_run", "generator", "generator_for", "seed",
+           "scratch"]
 
 _local = threading.local()
 _rng = np.random.default_rng()
@@ -39,6 +40,14 @@ def generator() -> np.random.Generator:
     """
     g = getattr(_local, "scratch", None)
     return _rng if g is None else g
+
+
+def generator_for(source=None) -> np.random.Generator:
+    """The NumPy generator a ``generator=`` argument names: the eager one for None, a
+    ``torch.Generator``'s (its ``_rng()``), or a NumPy ``Generator`` given directly."""
+    if source is None:
+        return generator()
+    return source._rng() if hasattr(source, "_rng") else source
 
 
 @contextlib.contextmanager

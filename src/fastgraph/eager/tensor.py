@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import ops as F
-from .._core import operator_ops
+from .._core import operator_ops, random_state
 from .._core.errors import op_error
 from ..ops.methods import OpMethods
 from ..ops.torch_methods import SizeValue, TorchMethods, new_leaf_like
@@ -392,6 +392,56 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
         self._bump_version()
         return self
 
+    def addcmul_(self, tensor1, tensor2, value=1):
+        """``self += value * tensor1 * tensor2`` in place (PyTorch's ``addcmul_``)."""
+        return self._torch_inplace(np.add, _scaled(_value(tensor1) * _value(tensor2), value),
+                                   "addcmul_")
+
+    def addcdiv_(self, tensor1, tensor2, value=1):
+        """``self += value * tensor1 / tensor2`` in place (PyTorch's ``addcdiv_``)."""
+        return self._torch_inplace(np.add, _scaled(_value(tensor1) / _value(tensor2), value),
+                                   "addcdiv_")
+
+    def lerp_(self, end, weight):
+        """``self += weight * (end - self)`` in place (PyTorch's ``lerp_``; a moving average's
+        ``ema.lerp_(p, 1 - decay)``)."""
+        return self._torch_inplace(np.add, _value(weight) * (_value(end) - self._ndarray),
+                                   "lerp_")
+
+    def masked_fill_(self, mask, value):
+        """Set the elements where ``mask`` (broadcast to this shape) is True to ``value``."""
+        self._check_inplace("masked_fill_")
+        m = np.asarray(_value(mask))
+        if m.dtype != np.bool_:
+            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
+                               f"dtype {m.dtype}")
+        d = self._ndarray
+        np.copyto(d, np.asarray(_value(value)), casting="unsafe",
+                  where=np.broadcast_to(m, d.shape))
+        self._bump_version()
+        return self
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        """Fill with values from N(mean, std^2) in place, drawn from the process's seeded
+        generator (``torch.manual_seed``, ``fg.random.seed``) or ``generator``: the
+        initialisation idiom ``m.weight.data.normal_(0.0, 0.02)``."""
+        return self._fill_random("normal_", lambda rng, shape: rng.normal(mean, std, shape),
+                                 generator)
+
+    def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+        """Fill with values from U(from_, to) in place (see :meth:`normal_`)."""
+        return self._fill_random("uniform_", lambda rng, shape: rng.uniform(from_, to, shape),
+                                 generator)
+
+    def _fill_random(self, name, draw, generator):
+        self._check_inplace(name)
+        d = self._ndarray
+        if d.dtype.kind not in "fc":
+            raise TypeError(f"{name}: expects a floating-point tensor, got {d.dtype}")
+        np.copyto(d, draw(random_state.generator_for(generator), d.shape), casting="unsafe")
+        self._bump_version()
+        return self
+
     def clamp_(self, min=None, max=None):
         self._check_inplace("clamp_")
         self._ndarray[...] = np.asarray(self.clamp(min, max)._data)
@@ -409,6 +459,11 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
 
 def _scaled(other, alpha):
     return (other._data if isinstance(other, Tensor) else np.asarray(other)) * alpha
+
+
+def _value(v):
+    """An operand of an in-place method: a Tensor's array, anything else as it is."""
+    return v._data if isinstance(v, Tensor) else v
 
 
 _tape.configure(Tensor, F.ZERO, F.sum_to_like, F.astype, op_error, operator_ops())

@@ -35,12 +35,9 @@ def _fill(tensor, values: np.ndarray) -> Tensor:
     return tensor
 
 
-def _rng(generator):
-    """The NumPy generator to draw from: the process's (seeded by ``torch.manual_seed`` and
-    ``fg.random.seed``), a ``torch.Generator``'s, or a NumPy ``Generator`` given directly."""
-    if generator is None:
-        return random_state.generator()
-    return generator._rng() if hasattr(generator, "_rng") else generator
+#: the NumPy generator to draw from: the process's (seeded by ``torch.manual_seed`` and
+#: ``fg.random.seed``), a ``torch.Generator``'s, or a NumPy ``Generator`` given directly
+_rng = random_state.generator_for
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
