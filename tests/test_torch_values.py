@@ -625,3 +625,15 @@ def test_random_fills_through_data_initialise_in_place(name):
             getattr(lib.nn.Linear(2, 2).weight, name)(*args)
         with lib.no_grad():
             getattr(lib.nn.Linear(2, 2).weight, name)(*args)
+
+
+# ---- functions that read their argument's values: the same on PyTorch's face ------------------
+def test_value_checks_read_pytorch_faced_arguments():
+    def program(torch):
+        F = torch.nn.functional
+        with pytest.raises((ValueError, RuntimeError), match="between 0 and 1"):
+            F.binary_cross_entropy(torch.tensor([1.5, 0.2]), torch.tensor([1.0, 0.0]))
+        return [F.one_hot(torch.tensor([0, 3, 1])),
+                F.binary_cross_entropy(torch.tensor([0.9, 0.2]), torch.tensor([1.0, 0.0]))]
+    ours, theirs = _run_both(program)
+    _assert_same(ours, theirs)

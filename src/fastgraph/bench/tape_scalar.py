@@ -112,7 +112,7 @@ def _to_numpy(g) -> np.ndarray:
     if hasattr(g, "detach"):  # torch, and fastgraph (whose detach() is a Tensor)
         g = g.detach()
         g = g.numpy() if hasattr(g, "numpy") else g
-    return np.asarray(getattr(g, "data", g), dtype=np.float64)
+    return np.asarray(getattr(g, "_ndarray", g), dtype=np.float64)
 
 
 def _check_grads(fns: dict[str, tuple[Callable, Callable]]) -> None:

@@ -324,7 +324,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None,  # noqa:
     """
     _no_legacy_reduction("binary_cross_entropy", size_average, reduce)
     _check_same_shape("binary_cross_entropy", input, target)
-    x = getattr(input, "data", input)
+    x = getattr(input, "_ndarray", input)
     if isinstance(x, np.ndarray) and x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
         raise ValueError("binary_cross_entropy: all elements of input should be between 0 "
                          "and 1")

@@ -751,7 +751,7 @@ def one_hot(tensor, num_classes=-1):
     """
     num_classes = _shapes.as_int(num_classes, "one_hot", "num_classes")
     if num_classes == -1:
-        data = getattr(tensor, "data", tensor)
+        data = getattr(tensor, "_ndarray", tensor)
         if holds_graph_value((tensor,)) and not isinstance(data, np.ndarray):
             raise ValueError("one_hot: num_classes must be given for a graph value")
         data = _int_indices(data, "one_hot")

@@ -266,7 +266,7 @@ def _concrete(x):
     if hasattr(x, "graph") and hasattr(x, "op"):
         raise TypeError("solve_ivp: without t_eval the times are the solver's own steps, which "
                         "need the values; in a graph or a traced function give t_eval")
-    return np.asarray(getattr(x, "data", x), np.float64)
+    return np.asarray(getattr(x, "_ndarray", x), np.float64)
 
 
 def _as_times(t):
