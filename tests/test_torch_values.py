@@ -637,3 +637,24 @@ def test_value_checks_read_pytorch_faced_arguments():
                 F.binary_cross_entropy(torch.tensor([0.9, 0.2]), torch.tensor([1.0, 0.0]))]
     ours, theirs = _run_both(program)
     _assert_same(ours, theirs)
+
+
+def test_module_compile_in_place_runs_the_plan_where_no_gradient_is_taken():
+    def program(torch, compile_in_place):
+        model = _mlp(torch)
+        compile_in_place(model)
+        x = torch.tensor(X)
+        with torch.no_grad():
+            first, again = model(x), model(x * 2)
+        torch.nn.functional.cross_entropy(model(x), torch.tensor(Y) % 2).backward()
+        return [first, again, model[0].weight.grad, list(model.state_dict())]
+    ours = program(ftorch, lambda m: m.compile(mode="default"))
+    theirs = program(_pt(), lambda m: None)     # (PyTorch's eager values: compile's contract)
+    _assert_same(ours[:3], theirs[:3], rtol=1e-5)
+    assert ours[3] == theirs[3]
+    model = _mlp(ftorch)
+    model.compile()
+    with ftorch.no_grad():
+        for k in range(3):
+            y = model(ftorch.tensor(X) + k)
+    assert type(y) is ftorch.Tensor and model.forward._fg_function.trace_count == 1

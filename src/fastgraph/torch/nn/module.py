@@ -314,6 +314,14 @@ class Module:
     def eval(self) -> "Module":
         return self.train(False)
 
+    def compile(self, *args, **kwargs) -> None:
+        """PyTorch's ``model.compile()``: from now on this module's ``forward`` goes through
+        ``torch.compile`` (the same options; see there which calls run the compiled plan and
+        which run eagerly).  Hooks still run around it, eagerly."""
+        from .._compile import compile as _compile
+        object.__setattr__(self, "forward", _compile(type(self).forward.__get__(self), *args,
+                                                     **kwargs))
+
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
         for p in self.parameters():
             p.requires_grad_(requires_grad)
