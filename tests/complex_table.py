@@ -18,6 +18,7 @@ cplx      standard normal real and imaginary parts
 cpos      real part in (0.8, 2), imaginary part in (-1, 1): off the negative real axis
 csmall    |z| < 0.6 (arcsin, arctanh: away from the cuts at +-1)
 cmat      well-conditioned complex matrices (normal * 0.3 + 2 I)
+chpd      Hermitian positive definite: ``z z^H / n + I``
 real      standard normal, real (mixed real and complex operands)
 ========  ==========================================================================
 """
@@ -70,11 +71,17 @@ def _cmat(rng, shape):
     return _cplx(rng, shape) * 0.3 + 2.0 * np.eye(shape[-1])
 
 
+def _chpd(rng, shape):
+    z = _cplx(rng, shape)
+    return z @ np.conj(np.swapaxes(z, -1, -2)) / shape[-1] + np.eye(shape[-1])
+
+
 def _real(rng, shape):
     return rng.standard_normal(shape)
 
 
-DOMAINS = {"cplx": _cplx, "cpos": _cpos, "csmall": _csmall, "cmat": _cmat, "real": _real}
+DOMAINS = {"cplx": _cplx, "cpos": _cpos, "csmall": _csmall, "cmat": _cmat, "chpd": _chpd,
+           "real": _real}
 
 
 def rng_for(case, seed: int = 0) -> np.random.Generator:
@@ -228,3 +235,108 @@ case("linalg.eig_vectors", lambda a: fg.abs(fg.linalg.eig(a)[1]) ** 2, [((4, 4),
 case("linalg.eig_vectors_real", lambda a: fg.abs(fg.linalg.eig(a)[1]) ** 2, [((3, 3), "real")],
      lambda m: (lambda a: m.abs(m.linalg.eig(a)[1]) ** 2), op="eig",
      torch=lambda a: _t().abs(_t().linalg.eig(a)[1]) ** 2, real_out=True)
+
+# Hermitian and positive definite inputs: eigh and cholesky read one triangle, so the cases
+# feed herm(a) = (a + a^H) / 2 and the Hermitian gradient is the derivative in every entry
+def _herm(m):
+    return lambda a: (a + m.conj(m.swapaxes(a, -1, -2))) * 0.5
+
+
+def _th(a):
+    return (a + a.mH) * 0.5
+
+
+# norms: real results
+for _name, _args, _shape, _ag, _o2 in (
+        ("norm", (), (3, 4), True, True),                      # Frobenius of the whole array
+        ("norm_vector", (None, 1), (3, 4), True, False),
+        ("norm_ord3", (3, 0), (3, 4), True, False),
+        ("norm_ord1", (1, 1), (3, 4), False, False),            # (autograd: ord > 1 only)
+        ("norm_inf", (np.inf, 1), (3, 4), False, False),
+        ("norm_fro", ("fro",), (3, 4), True, False),
+        ("norm_nuc", ("nuc",), (4, 3), True, False),
+        ("norm_spectral", (2,), (3, 4), False, False),
+        ("norm_spectral_min", (-2,), (4, 4), False, False),
+        ("norm_matrix_ord1", (1,), (3, 4), False, False),
+        ("norm_matrix_inf", (np.inf, (1, 0)), (3, 4), False, False)):
+    case("linalg." + _name, lambda x, a=_args: fg.linalg.norm(x, *a), [(_shape, "cplx")],
+         lambda m, a=_args: (lambda x: m.linalg.norm(x, *a)), op="norm",
+         torch=lambda x, a=_args: _t().linalg.norm(x, *a), autograd=_ag, order2=_o2,
+         real_out=True)
+
+# eigh: functions of the eigenvalues and of projectors, which do not depend on the
+# eigenvectors' phases (LAPACK's choice)
+case("linalg.eigh_values", lambda a: fg.linalg.eigh(_herm(fg)(a))[0], [((4, 4), "cplx")],
+     lambda m: (lambda a: m.linalg.eigh(_herm(m)(a))[0]), op="eigh",
+     torch=lambda a: _t().linalg.eigh(_th(a))[0], real_out=True, order2=True)
+
+
+def _eigh_function(m):
+    """``V diag(w^3) V^H``: a matrix function of a Hermitian matrix."""
+    def f(a):
+        w, v = m.linalg.eigh(_herm(m)(a))
+        return m.matmul(v * w[..., None, :] ** 3, m.conj(m.swapaxes(v, -1, -2)))
+    return f
+
+
+case("linalg.eigh_function", _eigh_function(fg), [((4, 4), "cplx")], _eigh_function,
+     op="eigh", torch=lambda a: _eigh_function(_t())(a))
+case("linalg.eigh_vectors", lambda a: fg.abs(fg.linalg.eigh(_herm(fg)(a), UPLO="U")[1]) ** 2,
+     [((3, 3), "cplx")], lambda m: (lambda a: m.abs(m.linalg.eigh(_herm(m)(a), "U")[1]) ** 2),
+     op="eigh", torch=lambda a: _t().abs(_t().linalg.eigh(_th(a), UPLO="U")[1]) ** 2,
+     real_out=True)
+# (autograd has no eigvalsh rule: its peer is eigh's eigenvalues)
+case("linalg.eigvalsh", lambda a: fg.linalg.eigvalsh(_herm(fg)(a)), [((4, 4), "cplx")],
+     lambda m: (lambda a: (m.linalg.eigvalsh if m is np else
+                           (lambda h: m.linalg.eigh(h)[0]))(_herm(m)(a))), op="eigvalsh",
+     torch=lambda a: _t().linalg.eigvalsh(_th(a)), real_out=True)
+
+
+# svd: the singular values and U diag(f(S)) Vh (the singular vectors' joint phases cancel)
+def _svd_function(m):
+    def f(a):
+        u, s, vh = m.linalg.svd(a, full_matrices=False)
+        return m.matmul(u * s[..., None, :] ** 2, vh)
+    return f
+
+
+case("linalg.svdvals", lambda a: fg.linalg.svd(a, compute_uv=False), [((4, 3), "cplx")],
+     lambda m: (lambda a: m.linalg.svd(a, compute_uv=False)), op="svd",
+     torch=lambda a: _t().linalg.svdvals(a), real_out=True, order2=True)
+for _shape in ((4, 4), (5, 3), (3, 5)):
+    case(f"linalg.svd_{_shape[0]}x{_shape[1]}", _svd_function(fg), [(_shape, "cplx")],
+         _svd_function, op="svd",
+         torch=lambda a: (lambda u, s, vh: (u * s[..., None, :] ** 2) @ vh)(
+             *_t().linalg.svd(a, full_matrices=False)))
+
+# cholesky: autograd's rule is for real matrices only (it differs from finite differences on
+# complex ones), so the peers are finite differences and PyTorch
+case("linalg.cholesky", lambda a: fg.linalg.cholesky(_herm(fg)(a)), [((4, 4), "chpd")],
+     lambda m: (lambda a: m.linalg.cholesky(_herm(m)(a))), op="cholesky",
+     torch=lambda a: _t().linalg.cholesky(_th(a)), autograd=False)
+case("linalg.cholesky_upper", lambda a: fg.linalg.cholesky(_herm(fg)(a), upper=True),
+     [((3, 3), "chpd")], lambda m: (lambda a: m.linalg.cholesky(_herm(m)(a), upper=True)),
+     op="cholesky", torch=lambda a: _t().linalg.cholesky(_th(a), upper=True), autograd=False)
+
+# slogdet: log|det| and the sign det / |det|, which moves with a complex matrix (autograd
+# differentiates log|det| only)
+case("linalg.slogdet", lambda a: fg.linalg.slogdet(a)[1], [((3, 3), "cmat")],
+     lambda m: (lambda a: m.linalg.slogdet(a)[1]), op="slogdet",
+     torch=lambda a: _t().linalg.slogdet(a)[1], real_out=True, order2=True)
+case("linalg.slogdet_sign", lambda a: fg.linalg.slogdet(a)[0], [((3, 3), "cmat")],
+     lambda m: (lambda a: m.linalg.slogdet(a)[0]), op="slogdet",
+     torch=lambda a: _t().linalg.slogdet(a)[0], autograd=False)
+
+
+# qr: unique with R's diagonal real (LAPACK's), so any function of Q and R has a gradient;
+# autograd has no qr rule
+def _qr_function(m):
+    def f(a):
+        q, r = m.linalg.qr(a)
+        return m.matmul(q * m.abs(m.diagonal(r, 0, -2, -1))[..., None, :], r * r)
+    return f
+
+
+for _shape in ((4, 4), (5, 3), (3, 5)):
+    case(f"linalg.qr_{_shape[0]}x{_shape[1]}", _qr_function(fg), [(_shape, "cplx")],
+         _qr_function, op="qr", torch=lambda a: _qr_function(_t())(a), autograd=False)

@@ -236,13 +236,31 @@ det = defop("det", np.linalg.det,
             function=det, blas="lapack", exports=("linalg",), complex_vjps=True)
 
 
+# log|det a| = Re(log det a): d = Re tr(a^-1 da), so the gradient is g a^-T for complex a too
 _logabsdet = defop("logabsdet", lambda a: np.linalg.slogdet(a)[1],
                    lambda g, ans, a: F.expand_dims(g, (-1, -2)) * _mT(F.inv(a)),
                    shape=lambda shapes, **_: _square_shape("slogdet")(shapes)[:-2],
-                   blas="lapack")
-_signdet = defop("signdet", lambda a: np.linalg.slogdet(a)[0], None,
+                   blas="lapack", complex_vjps=True)
+
+
+def _sign_of_det(a):
+    return np.linalg.slogdet(a)[0]
+
+
+_signdet = defop("signdet", _sign_of_det, None,
                  shape=lambda shapes, **_: _square_shape("slogdet")(shapes)[:-2],
                  differentiable=False, blas="lapack")
+
+
+def _phasedet_vjp(g, ans, a):
+    # s = det / |det|: ds = s i Im(tr(a^-1 da)), so the gradient is i Im(g s) a^-T
+    return F.expand_dims(F.imag(g * ans) * 1j, (-1, -2)) * _mT(F.inv(a))
+
+
+# a complex matrix's sign moves with it (a real one's is piecewise constant: signdet above)
+_phasedet = defop("phasedet", _sign_of_det, _phasedet_vjp,
+                  shape=lambda shapes, **_: _square_shape("slogdet")(shapes)[:-2],
+                  blas="lapack", complex_vjps=True)
 
 
 class SlogdetResult(NamedTuple):
@@ -254,8 +272,10 @@ class SlogdetResult(NamedTuple):
 
 def slogdet(a):
     """``SlogdetResult(sign, logabsdet)`` of a (batched) matrix, NumPy's namedtuple:
-    ``log|det|`` is differentiable, the sign is not."""
-    return SlogdetResult(apply(_signdet.op, (a,), {}), apply(_logabsdet.op, (a,), {}))
+    ``log|det|`` is differentiable, and so is a complex matrix's sign ``det / |det|`` (a real
+    matrix's is piecewise constant and carries no gradient)."""
+    sign = _phasedet if F.elementwise._is_complex(a) else _signdet
+    return SlogdetResult(apply(sign.op, (a,), {}), apply(_logabsdet.op, (a,), {}))
 
 
 slogdet = defun(slogdet, exports=("linalg",))
@@ -362,6 +382,16 @@ def _norm_reduced(ndim, axis):
     return (axis,) if isinstance(axis, int) else tuple(axis)
 
 
+def _abs_derivative(x):
+    """d|x|: ``sign(x)`` for real values; ``conj(x) / |x|`` for complex ones, autograd's
+    convention (``d/dre - i d/dim`` of ``|re + i im|``); 0 at 0 either way."""
+    if not F.elementwise._is_complex(x):
+        return F.sign(x)
+    r = F.abs(x)
+    zero = F.equal(r, 0)
+    return F.where(zero, 0, F.conj(x) / F.where(zero, 1, r))
+
+
 def _norm_vjp(g, ans, x, ord, axis, keepdims):
     nd = _ndim(x)
     red = _norm_reduced(nd, axis)
@@ -370,7 +400,9 @@ def _norm_vjp(g, ans, x, ord, axis, keepdims):
     matrix = len(red) == 2 and ord is not None  # (axis=None with an ord: nd is 1 or 2)
     if ord is None or ord == "fro" or (ord == 2 and not matrix):
         # x / |x|; at |x| = 0 there is no derivative: take 0, as PyTorch does (x is 0 there)
-        return gk * x / F.where(F.equal(ak, 0), 1, ak)
+        # (complex values: conj(x) / |x|, autograd's convention)
+        xc = F.conj(x) if F.elementwise._is_complex(x) else x
+        return gk * xc / F.where(F.equal(ak, 0), 1, ak)
     if matrix:
         row, col = red
         if ord in (1, -1, np.inf, -np.inf):
@@ -378,19 +410,19 @@ def _norm_vjp(g, ans, x, ord, axis, keepdims):
             summed, over = (row, col) if ord in (1, -1) else (col, row)
             hit = F.equal(F.sum(F.abs(x), axis=summed, keepdims=True), ak)
             count = F.sum(hit, axis=over, keepdims=True)
-            return gk * F.sign(x) * (hit / count)
+            return gk * _abs_derivative(x) * (hit / count)
         return F.linalg_decomp._spectral_norm_vjp(gk, x, ord, row, col)
     if ord == 1:
-        return gk * F.sign(x)
+        return gk * _abs_derivative(x)
     if ord in (np.inf, -np.inf):
         hit = F.equal(F.abs(x), ak)  # the entries reaching the max (min); ties split evenly
-        return gk * F.sign(x) * (hit / F.sum(hit, axis=red, keepdims=True))
+        return gk * _abs_derivative(x) * (hit / F.sum(hit, axis=red, keepdims=True))
     if ord == 0:  # the count of non-zero entries: piecewise constant
         return F.broadcast_like(gk * 0, x)
     # sum(|x|^p)^(1/p): sign(x) (|x| / norm)^(p-1), taken as 0 where x or the norm is 0
     zero = F.logical_or(F.equal(x, 0), F.equal(ak, 0))
     r = F.where(zero, 1, F.abs(x) / F.where(F.equal(ak, 0), 1, ak))
-    return F.where(zero, 0, gk * F.sign(x) * F.power(r, ord - 1))
+    return F.where(zero, 0, gk * _abs_derivative(x) * F.power(r, ord - 1))
 
 
 def _norm_shape(shapes, ord, axis, keepdims):
@@ -404,7 +436,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
     """NumPy's ``np.linalg.norm`` (its own function: the same values and dtypes), differentiable:
     vector norms of any order, and every matrix norm (Frobenius, ord=1, -1, inf, -inf, and
     through the singular values 2, -2 and 'nuc'), over ``axis`` (one axis, or two for matrix
-    norms) with ``keepdims``.  Where the norm is not differentiable the gradient is PyTorch's
+    norms) with ``keepdims``; complex values in HIPS autograd's convention (``conj(x) / |x|``
+    where a real ``x`` has ``sign(x)``).  Where the norm is not differentiable the gradient is PyTorch's
     choice: 0 at a zero vector (2-norm, Frobenius, p-norms), ``sign(x)`` for ord=1 (0 at 0), ties
     of ord=inf and of the extreme singular values (ord=2, -2) split evenly; 'nuc' takes
     ``U_r Vh_r`` over the non-zero singular values (the smallest subgradient).
@@ -436,6 +469,6 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 norm = defop("norm", lambda x, ord, axis, keepdims: np.linalg.norm(x, ord, axis, keepdims),
-             _norm_vjp, shape=_norm_shape, function=norm, exports=("linalg",))
+             _norm_vjp, shape=_norm_shape, function=norm, exports=("linalg",), complex_vjps=True)
 
 

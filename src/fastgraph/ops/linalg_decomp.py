@@ -53,6 +53,26 @@ def _sym(x):
     return (x + _mT(x)) * 0.5
 
 
+def _is_complex(x) -> bool:
+    return F.elementwise._is_complex(x)
+
+
+def _cj(x):
+    """The complex conjugate of a complex value, a real one unchanged (no step added)."""
+    return F.conj(x) if _is_complex(x) else x
+
+
+def _herm(x):
+    """The Hermitian part ``(x + x^H) / 2`` (``sym`` for real values)."""
+    return (x + _cj(_mT(x))) * 0.5 if _is_complex(x) else _sym(x)
+
+
+def _real_part(x):
+    """The real part of a complex value packed with complex results (eigenvalues of a Hermitian
+    matrix, singular values), as NumPy returns it; a real value unchanged."""
+    return F.real(x) if _is_complex(x) else x
+
+
 def _col(v):
     return F.expand_dims(v, -1)
 
@@ -198,7 +218,19 @@ cholesky_grad = defop("cholesky_grad", _N.cholesky_grad, _cholesky_grad_vjp_l,
                       shape=lambda shapes, **_: _shapes.broadcast("cholesky_grad", *shapes))
 
 
+def _cholesky_complex_vjp(L, gL):
+    # autograd's convention: herm(L^-T Phi(L^T gL) conj(L)^-1), the conjugate of PyTorch's
+    # L^-H Phi(L^H gL) L^-1 (Phi reads L^T gL's lower triangle, which reads gL's only).  Written
+    # with complex-differentiable ops (solve, not the triangular solves), to any order.
+    y = F.solve(_mT(L), _phi(F.matmul(_mT(L), F.tril(gL))))
+    return _herm(_mT(F.solve(F.conj(_mT(L)), _mT(y))))
+
+
 def _cholesky_vjp(g, ans, a, upper):
+    if _is_complex(ans):
+        # upper: U = L^H, so L = U^H and its cotangent is g^H
+        return _cholesky_complex_vjp(F.conj(_mT(ans)), F.conj(_mT(g))) if upper else \
+            _cholesky_complex_vjp(ans, g)
     if upper:
         return F.cholesky_grad(_mT(ans), _mT(g))
     return F.cholesky_grad(ans, g)
@@ -218,7 +250,7 @@ def cholesky(a, /, *, upper=False):
 
 cholesky = defop("cholesky", _N.cholesky, _cholesky_vjp,
                  shape=_square_rule("cholesky"), function=cholesky, blas="lapack",
-                 exports=LINALG)
+                 exports=LINALG, complex_vjps=True)
 
 
 # ---- eigh, eigvalsh -------------------------------------------------------------------------
@@ -246,8 +278,12 @@ def _eigh_shape(shapes, UPLO):
 def _eigh_vjp(g, ans, a, UPLO):
     w, v = ans[..., 0, :], ans[..., 1:, :]
     gw, gv = g[..., 0, :], g[..., 1:, :]
-    inner = _inverse_gaps(w) * F.matmul(_mT(v), gv) + _diag_embed(gw, v)
-    return _sym(F.matmul(v, F.matmul(inner, _mT(v))))
+    inner = _inverse_gaps(_real_part(w)) * F.matmul(_mT(v), gv) + _diag_embed(_real_part(gw), v)
+    # complex (Hermitian) matrices: conj(V) (...) V^T and the Hermitian part, autograd's
+    # convention (the conjugate of PyTorch's V (...) V^H); the eigenvectors' phases are
+    # LAPACK's choice, and the imaginary diagonal of V^T gV, which only a function that depends
+    # on them has, is dropped with the rest of the diagonal
+    return _herm(F.matmul(_cj(v), F.matmul(inner, _mT(v))))
 
 
 def _uplo(UPLO, op):
@@ -270,18 +306,18 @@ def eigh(a, UPLO="L"):
         return np.linalg.eigh(a, UPLO)
     a = _operand(a, "eigh")
     packed = apply(eigh.op, (a,), {"UPLO": UPLO})
-    return EighResult(packed[..., 0, :], packed[..., 1:, :])
+    return EighResult(_real_part(packed[..., 0, :]), packed[..., 1:, :])
 
 
 # the op's value packs the eigenvalues (row 0) and the eigenvectors (rows 1...) in one array
 eigh = defop("eigh", _eigh_forward, _eigh_vjp, shape=_eigh_shape, function=eigh,
-             blas="lapack", exports=LINALG)
+             blas="lapack", exports=LINALG, complex_vjps=True)
 _eigh = eigh
 
 
 def _eigvalsh_vjp(g, ans, a, UPLO):
     v = apply(_eigh.op, (a,), {"UPLO": UPLO})[..., 1:, :]
-    return F.matmul(v * _row(g), _mT(v))
+    return F.matmul(_cj(v) * _row(g), _mT(v))
 
 
 def _eigvalsh_shape(shapes, UPLO):
@@ -301,7 +337,8 @@ def eigvalsh(a, UPLO="L"):
 
 
 eigvalsh = defop("eigvalsh", lambda a, UPLO: np.linalg.eigvalsh(a, UPLO), _eigvalsh_vjp,
-                 shape=_eigvalsh_shape, function=eigvalsh, blas="lapack", exports=LINALG)
+                 shape=_eigvalsh_shape, function=eigvalsh, blas="lapack", exports=LINALG,
+                 complex_vjps=True)
 
 
 # ---- eig, eigvals: general square matrices, complex results ------------------------------------
@@ -445,24 +482,32 @@ def _svd_parts(packed, m, n):
 
 def _svd_backward(u, s, vh, gu, gs, gvh, m, n):
     """The reduced SVD's VJP (``u`` m x k, ``vh`` k x n): Townsend's formula with equal singular
-    values' pairs and ``1/s`` of zero singular values taken as 0."""
+    values' pairs and ``1/s`` of zero singular values taken as 0.  Complex matrices: HIPS
+    autograd's form (``conj(U) (...) conj(Vh)``, the conjugate of PyTorch's), with the terms
+    of the imaginary diagonals of ``U^T gU`` and ``V^T gV``; the singular vectors' phases are LAPACK's
+    choice, so only functions that do not depend on them (of ``U diag(f(S)) Vh``, of ``S``)
+    have a gradient that means something."""
     k = min(m, n)
     big = max(m, n)
+    cu, cvh = _cj(u), _cj(vh)
     j = F.matmul(_mT(u), gu)                                  # U^T gU
-    kk = F.matmul(vh, _mT(gvh))                                # V^T gV
-    x, y = j - _mT(j), kk - _mT(kk)
+    kk = F.matmul(vh, _mT(gvh))                                # V^T gV (real values)
+    kc = _cj(kk)                                               # V^T gV, V = Vh^H, gV = gVh^H
+    x, y = j - _cj(_mT(j)), kc - _cj(_mT(kc))
     # (X_ij s_j + s_i Y_ij) / (s_j^2 - s_i^2), split so that only the 1 / (s_j - s_i) part
     # is dropped for equal singular values: (X + Y) / 2(s_j - s_i) + (X - Y) / 2(s_j + s_i)
     minus = _inverse_gaps(s, big)
     plus = _inverse_gaps(s, big, sums=True)
     inner = ((x + y) * minus + (x - y) * plus) * 0.5 + _diag_embed(gs, j)
-    ga = F.matmul(u, F.matmul(inner, vh))
-    if m > k or n > k:
-        sinv = _safe_reciprocal(s, big)
-        if m > k:   # (I - U U^T) gU S^-1 V^T
-            ga = ga + F.matmul((gu - F.matmul(u, j)) * _row(sinv), vh)
-        if n > k:   # U S^-1 gV^T (I - V V^T)
-            ga = ga + F.matmul(u * _row(sinv), gvh - F.matmul(_mT(kk), vh))
+    # (complex values: X and Y have imaginary diagonals, and the (X - Y) / 2(s_i + s_i) term
+    # on the diagonal is autograd's i Im(U^T gU)_ii / s_i for functions that do not depend on
+    # the singular vectors' phases, for which Im(U^T gU)_ii = -Im(V^T gV)_ii)
+    ga = F.matmul(cu, F.matmul(inner, cvh))
+    sinv = _safe_reciprocal(s, big) if m > k or n > k else None
+    if m > k:   # (I - U U^T) gU S^-1 V^T
+        ga = ga + F.matmul((gu - F.matmul(cu, j)) * _row(sinv), cvh)
+    if n > k:   # U S^-1 gV^T (I - V V^T)
+        ga = ga + F.matmul(cu * _row(sinv), gvh - F.matmul(_mT(kk), cvh))
     return ga
 
 
@@ -470,14 +515,14 @@ def _svd_vjp(g, ans, a, full_matrices, hermitian):
     m, n = _shape(a)[-2:]
     u, s, vh = _svd_parts(ans, m, n)
     gu, gs, gvh = _svd_parts(g, m, n)
-    return _svd_backward(u, s, vh, gu, gs, gvh, m, n)
+    return _svd_backward(u, _real_part(s), vh, gu, _real_part(gs), gvh, m, n)
 
 
 def _svdvals_vjp(g, ans, a, hermitian):
     m, n = _shape(a)[-2:]
     packed = apply(_svd.op, (a,), {"full_matrices": False, "hermitian": hermitian})
     u, _, vh = _svd_parts(packed, m, n)
-    return F.matmul(u * _row(g), vh)
+    return F.matmul(_cj(u) * _row(g), _cj(vh))
 
 
 def _svdvals_shape(shapes, hermitian):
@@ -508,12 +553,13 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     full_matrices = bool(full_matrices)
     packed = apply(svd.op, (a,), {"full_matrices": full_matrices, "hermitian": hermitian})
     k, p, q, _, _ = _svd_dims(m, n, full_matrices)
-    return SVDResult(packed[..., :m, :p], packed[..., m, :k], packed[..., m + 1:, :n])
+    return SVDResult(packed[..., :m, :p], _real_part(packed[..., m, :k]),
+                     packed[..., m + 1:, :n])
 
 
 # the op's value packs U, S and Vh in one array (rows: U, then S, then Vh)
 svd = defop("svd", _svd_forward, _svd_vjp, shape=_svd_shape, function=svd, blas="lapack",
-            exports=LINALG)
+            exports=LINALG, complex_vjps=True)
 _svd = svd
 
 
@@ -532,7 +578,7 @@ def svdvals(x, /, hermitian=False):
 svdvals = defop("svdvals", lambda a, hermitian: np.linalg.svd(a, compute_uv=False,
                                                                hermitian=hermitian),
                 _svdvals_vjp, shape=_svdvals_shape, function=svdvals, blas="lapack",
-                exports=LINALG)
+                exports=LINALG, complex_vjps=True)
 _svdvals = svdvals
 
 
@@ -570,11 +616,14 @@ def _qr_shape(shapes, mode):
 
 def _qr_backward_tall(q, r, gq, gr):
     """A = QR with ``m >= n`` (Q m x n, R n x n): gA = (gQ + Q copyltu(M)) R^-T,
-    M = R gR^T - gQ^T Q, copyltu(M) the symmetric matrix with M's lower triangle."""
-    mm = F.matmul(r, _mT(gr)) - F.matmul(_mT(gq), q)
+    M = R gR^T - gQ^T Q, copyltu(M) the symmetric matrix with M's lower triangle.  Complex
+    matrices (R's diagonal real, as LAPACK's): M conjugated, conj(Q) in front, and copyltu
+    Hermitian with the real part of M's diagonal (the conjugate of PyTorch's rule)."""
+    cq = _cj(q)
+    mm = _cj(F.matmul(r, _mT(gr)) - F.matmul(_mT(gq), q))
     low = F.tril(mm, -1)
-    sym = low + _mT(low) + _diag_embed(F.diagonal(mm, 0, -2, -1), mm)
-    b = gq + F.matmul(q, sym)
+    sym = low + _cj(_mT(low)) + _diag_embed(_real_part(F.diagonal(mm, 0, -2, -1)), mm)
+    b = gq + F.matmul(cq, sym)
     # B R^-T = (R^-1 B^T)^T
     return _mT(F.solve_triangular(r, _mT(b), lower=False))
 
@@ -594,8 +643,8 @@ def _qr_vjp(g, ans, a, mode):
     r1, r2 = r[..., :, :m], r[..., :, m:]
     gr1, gr2 = gr[..., :, :m], gr[..., :, m:]
     y = a[..., :, m:]
-    gx = _qr_backward_tall(q, r1, gq + F.matmul(y, _mT(gr2)), gr1)
-    return F.concatenate([gx, F.matmul(q, gr2)], axis=-1)
+    gx = _qr_backward_tall(q, r1, gq + _cj(F.matmul(y, _mT(gr2))), gr1)
+    return F.concatenate([gx, F.matmul(_cj(q), gr2)], axis=-1)
 
 
 def qr(a, mode="reduced"):
@@ -628,7 +677,7 @@ def qr(a, mode="reduced"):
 
 # the op's value packs Q and R in one array (rows: Q, then R)
 qr = defop("qr", _qr_forward, _qr_vjp, shape=_qr_shape, function=qr, blas="lapack",
-           exports=LINALG)
+           exports=LINALG, complex_vjps=True)
 
 
 # ---- pinv -----------------------------------------------------------------------------------
@@ -962,8 +1011,10 @@ def _spectral_norm_vjp(gk, x, ord, row, col):
     u, s, vh = _svd_parts(packed, m, n)
     big = max(m, n)
     if ord == "nuc":
+        s = _real_part(s)
         w = F.astype(F.logical_not(apply(_small.op, (s,), {"scale_dim": big})), s.dtype)
     else:
+        s = _real_part(s)
         ext = s[..., :1] if ord == 2 else s[..., -1:]
         top = s[..., :1]
         eps = np.finfo(np.result_type(s.dtype, np.float32)).eps
@@ -971,5 +1022,5 @@ def _spectral_norm_vjp(gk, x, ord, row, col):
         w = hit / F.sum(hit, axis=-1, keepdims=True)
     if len(_shape(gk)) == len(_shape(x)):
         gk = F.moveaxis(gk, (row, col), (-2, -1))
-    gy = F.matmul(u * _row(w), vh) * gk
+    gy = F.matmul(_cj(u) * _row(w), _cj(vh)) * gk
     return F.moveaxis(gy, (-2, -1), (row, col))
