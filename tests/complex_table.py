@@ -340,3 +340,7 @@ def _qr_function(m):
 for _shape in ((4, 4), (5, 3), (3, 5)):
     case(f"linalg.qr_{_shape[0]}x{_shape[1]}", _qr_function(fg), [(_shape, "cplx")],
          _qr_function, op="qr", torch=lambda a: _qr_function(_t())(a), autograd=False)
+
+# sign: NumPy 2's z / |z| (not piecewise constant on complex values)
+case("sign", fg.sign, [((3, 4), "cplx")], lambda m: m.sign, torch=lambda x: _t().sgn(x),
+     autograd=False)

@@ -220,7 +220,6 @@ def test_fuse_pass_leaves_complex_steps_out_and_agrees_with_unfused_plans():
 
 # ---- refusals ---------------------------------------------------------------------------------
 REFUSED = [
-    ("sign", lambda x: fg.sign(x)),
     ("maximum", lambda x: fg.maximum(x, x * 2)),
     ("minimum", lambda x: fg.minimum(x, x * 2)),
     ("clip", lambda x: fg.clip(x, 0, 1)),

@@ -614,6 +614,9 @@ cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, t
         gi = rule(g, ans, *args, **node.attrs)
     else:
         gi = rule(g, ans, *args)
+    if gi is _ZERO:  # (a rule may answer ZERO for the values at hand: sign's for real ones)
+        gi = np.zeros(np.shape(x), dtype=np.result_type(g))
+        return _new_tensor(gi, None, _face_of(args)) if create_graph else gi
     return _fit_to_input(gi, x)
 
 

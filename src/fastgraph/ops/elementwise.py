@@ -278,8 +278,20 @@ xlogy = defop("xlogy", _sp.xlogy, lambda g, ans, x, y: g * F.log(y),
               lambda g, ans, x, y: g * x / y, elementwise=True, exports=("scipy.special",))
 
 # ---- piecewise constant: zero gradient ------------------------------------------------------
-sign = defop("sign", np.sign, ZERO, elementwise=True, opcode="sign", cheap=True, exports=TOP_TF,
-             methods=True)
+def _sign_vjp(g, ans, x):
+    # complex z: NumPy 2's sign is s = z / |z|, so ds = (dz - s Re(conj(s) dz)) / |z|, and in
+    # autograd's convention the gradient is (g - Re(g s) conj(s)) / |z| (0 at z = 0, where NumPy
+    # gives 0).  Real x: piecewise constant, ZERO (the engines then add nothing, as for a ZERO
+    # rule)
+    if _is_complex(x):
+        r = F.abs(x)
+        zero = F.equal(r, 0)
+        return F.where(zero, 0, (g - F.real(g * ans) * F.conj(ans)) / F.where(zero, 1, r))
+    return ZERO
+
+
+sign = defop("sign", np.sign, _sign_vjp, elementwise=True, opcode="sign", cheap=True,
+             exports=TOP_TF, methods=True, complex_vjps=True)
 floor = defop("floor", np.floor, ZERO, elementwise=True, opcode="floor", cheap=True,
               exports=TOP_TF, methods=True)
 ceil = defop("ceil", np.ceil, ZERO, elementwise=True, opcode="ceil", cheap=True, exports=TOP_TF,
