@@ -437,8 +437,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
     vector norms of any order, and every matrix norm (Frobenius, ord=1, -1, inf, -inf, and
     through the singular values 2, -2 and 'nuc'), over ``axis`` (one axis, or two for matrix
     norms) with ``keepdims``; complex values in HIPS autograd's convention (``conj(x) / |x|``
-    where a real ``x`` has ``sign(x)``).  Where the norm is not differentiable the gradient is PyTorch's
-    choice: 0 at a zero vector (2-norm, Frobenius, p-norms), ``sign(x)`` for ord=1 (0 at 0), ties
+    where a real ``x`` has ``sign(x)``).  Where the norm is not differentiable the gradient is
+    PyTorch's choice: 0 at a zero vector (2-norm, Frobenius, p-norms), ``sign(x)`` for ord=1 (0
+    at 0), ties
     of ord=inf and of the extreme singular values (ord=2, -2) split evenly; 'nuc' takes
     ``U_r Vh_r`` over the non-zero singular values (the smallest subgradient).
 

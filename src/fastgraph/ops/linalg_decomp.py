@@ -238,8 +238,9 @@ def _cholesky_vjp(g, ans, a, upper):
 
 def cholesky(a, /, *, upper=False):
     """The Cholesky factor of a (batch of) symmetric positive-definite matrices, NumPy's
-    ``np.linalg.cholesky`` (``upper=True``: ``U`` with ``a = U^T U``); only the lower triangle
-    of ``a`` is read.  The gradient is the symmetric one.
+    ``np.linalg.cholesky`` (``upper=True``: ``U`` with ``a = U^H U``); only the lower triangle
+    of ``a`` is read.  The gradient is the symmetric one (Hermitian for complex matrices, in
+    HIPS autograd's convention).
 
         >>> a = fg.tensor([[4.0, 2.0], [2.0, 3.0]], requires_grad=True)
         >>> fg.linalg.cholesky(a).sum().backward()
@@ -297,7 +298,10 @@ def eigh(a, UPLO="L"):
     ``np.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)``; only the ``UPLO`` triangle is
     read.  The gradient is the symmetric one; equal eigenvalues (to ``n * eps * max|w|``) add
     nothing to the eigenvector part, so gradients of functions invariant under rotations of a
-    repeated eigenspace are finite and exact.
+    repeated eigenspace are finite and exact.  A complex (Hermitian) matrix has real
+    eigenvalues, as in NumPy, and the Hermitian gradient in HIPS autograd's convention; its
+    eigenvectors' phases are LAPACK's choice, so only functions that do not depend on them
+    (of the eigenvalues, of ``V f(w) V^H``, of ``|v|``) have a gradient that means something.
 
         >>> w, v = fg.linalg.eigh(fg.tensor([[2.0, 1.0], [1.0, 2.0]], requires_grad=True))
     """
@@ -484,9 +488,9 @@ def _svd_backward(u, s, vh, gu, gs, gvh, m, n):
     """The reduced SVD's VJP (``u`` m x k, ``vh`` k x n): Townsend's formula with equal singular
     values' pairs and ``1/s`` of zero singular values taken as 0.  Complex matrices: HIPS
     autograd's form (``conj(U) (...) conj(Vh)``, the conjugate of PyTorch's), with the terms
-    of the imaginary diagonals of ``U^T gU`` and ``V^T gV``; the singular vectors' phases are LAPACK's
-    choice, so only functions that do not depend on them (of ``U diag(f(S)) Vh``, of ``S``)
-    have a gradient that means something."""
+    of the imaginary diagonals of ``U^T gU`` and ``V^T gV``; the singular vectors' phases are
+    LAPACK's choice, so only functions that do not depend on them (of ``U diag(f(S)) Vh``, of
+    ``S``) have a gradient that means something."""
     k = min(m, n)
     big = max(m, n)
     cu, cvh = _cj(u), _cj(vh)
@@ -537,7 +541,10 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     ignores the columns of ``U`` and rows of ``Vh`` past ``min(m, n)`` (any orthonormal
     completion is valid: PyTorch's choice); equal singular values (and ``1/s`` of zero ones)
     add nothing, so gradients of functions that do not depend on the choice of singular
-    vectors within a repeated singular value are finite and exact.
+    vectors within a repeated singular value are finite and exact.  Complex matrices: real
+    ``S``, as in NumPy, and HIPS autograd's convention; the singular vectors' phases are
+    LAPACK's choice, so only functions that do not depend on them (of ``S``, of
+    ``U f(S) Vh``) have a gradient that means something.
 
         >>> fg.linalg.svd(fg.tensor([[3.0, 0.0], [0.0, 2.0]]), compute_uv=False)
         tensor([3., 2.])
@@ -652,7 +659,8 @@ def qr(a, mode="reduced"):
     ``'complete'``, ``R`` alone for ``'r'``, NumPy's ``(h, tau)`` for ``'raw'`` (plain arrays
     only: not differentiable).  The gradient needs ``R``'s diagonal non-zero (full rank);
     ``'complete'`` with more rows than columns has none (the extra columns of ``Q`` are
-    arbitrary), as in PyTorch.
+    arbitrary), as in PyTorch.  Complex matrices: LAPACK's ``R`` has a real diagonal, and the
+    gradient is in HIPS autograd's convention.
 
         >>> q, r = fg.linalg.qr(fg.tensor([[1.0, 2.0], [3.0, 4.0]]))
     """
