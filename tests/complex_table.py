@@ -344,3 +344,16 @@ for _shape in ((4, 4), (5, 3), (3, 5)):
 # sign: NumPy 2's z / |z| (not piecewise constant on complex values)
 case("sign", fg.sign, [((3, 4), "cplx")], lambda m: m.sign, torch=lambda x: _t().sgn(x),
      autograd=False)
+
+# batches and keepdims
+case("linalg.eigh_batched", lambda a: fg.linalg.eigh(_herm(fg)(a))[0], [((2, 3, 3), "cplx")],
+     lambda m: (lambda a: m.linalg.eigh(_herm(m)(a))[0]), op="eigh",
+     torch=lambda a: _t().linalg.eigh(_th(a))[0], real_out=True)
+case("linalg.svd_batched", _svd_function(fg), [((2, 4, 3), "cplx")], _svd_function, op="svd")
+case("linalg.cholesky_batched", lambda a: fg.linalg.cholesky(_herm(fg)(a)), [((2, 3, 3), "chpd")],
+     lambda m: (lambda a: m.linalg.cholesky(_herm(m)(a))), op="cholesky",
+     torch=lambda a: _t().linalg.cholesky(_th(a)), autograd=False)
+case("linalg.norm_keepdims", lambda x: fg.linalg.norm(x, axis=(0, 2), keepdims=True),
+     [((2, 3, 4), "cplx")], lambda m: (lambda x: m.linalg.norm(x, axis=(0, 2), keepdims=True)),
+     op="norm", torch=lambda x: _t().linalg.norm(x, dim=(0, 2), keepdim=True), real_out=True,
+     autograd=False)   # (autograd's rule expands keepdims=True results once more)

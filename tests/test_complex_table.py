@@ -323,3 +323,29 @@ def test_vector_products_complex_gradients_match_their_matmul_forms(name, op, sa
         got = fg.grad(loss(op), i)(*args)
         want = fg.grad(loss(same), i)(*args)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=f"{name} arg {i}")
+
+
+# ---- complex64 through the decompositions: NumPy's dtypes, gradients of the input's dtype ----
+DECOMPOSITIONS = [
+    ("eigh", lambda a: fg.linalg.eigh(a)[0], lambda a: np.linalg.eigh(a)[0]),
+    ("eigh_vectors", lambda a: fg.linalg.eigh(a)[1], lambda a: np.linalg.eigh(a)[1]),
+    ("svd", lambda a: fg.linalg.svd(a)[1], lambda a: np.linalg.svd(a)[1]),
+    ("cholesky", fg.linalg.cholesky, np.linalg.cholesky),
+    ("qr", lambda a: fg.linalg.qr(a)[1], lambda a: np.linalg.qr(a)[1]),
+    ("norm", lambda a: fg.linalg.norm(a, "nuc"), lambda a: np.linalg.norm(a, "nuc")),
+    ("slogdet", lambda a: fg.linalg.slogdet(a)[0], lambda a: np.linalg.slogdet(a)[0]),
+]
+
+
+@pytest.mark.parametrize("name, fn, ref", DECOMPOSITIONS, ids=[d[0] for d in DECOMPOSITIONS])
+def test_complex64_decompositions_keep_numpys_dtypes(name, fn, ref):
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    a = (z @ z.conj().T / 3 + np.eye(3)).astype(np.complex64)          # Hermitian, definite
+    t = fg.tensor(a, requires_grad=True)
+    out = fn(t)
+    expected = ref(a)
+    assert out.dtype == expected.dtype, (out.dtype, expected.dtype)
+    np.testing.assert_allclose(out.data, expected, rtol=1e-5, atol=1e-5)
+    fg.sum(fg.abs(out) ** 2).backward()
+    assert t.grad.dtype == np.complex64 and np.all(np.isfinite(t.grad.data))
