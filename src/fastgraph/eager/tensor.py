@@ -199,8 +199,7 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
     def backward(self, gradient=None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (PyTorch semantics)."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs)
 
     # ---- printing ---------------------------------------------------------------------------
     def __format__(self, spec: str) -> str:
@@ -277,12 +276,14 @@ class Tensor(TensorBase, TorchMethods, OpMethods):
         return out
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from .numpy_protocols import array_ufunc
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        if method == "__call__" and not kwargs:   # (array_ufunc's first case, one frame less)
+            fn = _protocols.UFUNCS.get(ufunc.__name__)
+            if fn is not None:
+                return fn(*inputs)
+        return _protocols.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from .numpy_protocols import array_function
-        return array_function(func, types, args, kwargs)
+        return _protocols.array_function(func, types, args, kwargs)
 
     # ---- in-place operators (the others come from OpMethods and the compiled base) -------
     def __setitem__(self, index, value) -> None:
@@ -541,3 +542,10 @@ class RemovableHandle:
 
     def __exit__(self, *exc) -> None:
         self.remove()
+
+
+# NumPy's protocols and backward() live in modules that import this one: bound here, once, after
+# Tensor exists (an import statement in the methods would go through the import machinery on
+# every NumPy call and every backward())
+from . import numpy_protocols as _protocols  # noqa: E402
+from . import autograd as _autograd  # noqa: E402
