@@ -177,6 +177,64 @@ def test_value_and_grad_argnums_tuple():
     np.testing.assert_array_equal(gb, [1.0, 2.0])
 
 
+_ARRAY_CASES = [   # (function, arguments, argnums, has_aux)
+    (lambda x: fg.sum(x ** 2), (np.array([1.0, -2.0, 3.0]),), 0, False),
+    (lambda x: fg.mean(fg.tanh(x)), (np.arange(6.0, dtype=np.float32).reshape(2, 3),), 0, False),
+    (lambda x: x * x, (np.array(1.5),), 0, False),                              # 0-d
+    (lambda z: fg.sum(fg.abs(z) ** 2), (np.array([1 + 2j, -0.5j]),), 0, False),  # complex
+    (lambda a, b: fg.sum(a * b), (np.array([1.0, 2.0]), np.array([3.0, 5.0])), (0, 1), False),
+    (lambda a, b: fg.sum(a * b), (np.array([1.0, 2.0]), np.array([3.0, 5.0])), (1, 0), False),
+    (lambda a, b: fg.sum(a * a), (np.array([1.0, 2.0]), np.array([3.0, 5.0])), 1, False),  # unused
+    (lambda x: (fg.sum(x ** 2), x * 2.0), (np.array([1.0, 2.0]),), 0, True),
+    (lambda x: fg.sum(x ** 2), (np.array([1, 2]),), 0, False),                  # ints: float64
+    (lambda a, b: fg.sum(a * b), (np.array([1.0, 2.0]), np.array([3.0, 5.0])), (0, 0), False),
+]
+
+
+def _wrapped(f, nums):
+    """``f`` taking its differentiated arguments in 1-lists (the path that walks structures)."""
+    nums = (nums,) if isinstance(nums, int) else nums
+
+    def g(*args):
+        return f(*[a[0] if i in nums else a for i, a in enumerate(args)])
+    return g
+
+
+def _unwrapped(v):
+    return v[0] if isinstance(v, list) else tuple(x[0] for x in v)
+
+
+@pytest.mark.parametrize("f, args, argnums, has_aux", _ARRAY_CASES)
+def test_value_and_grad_of_arrays_equals_the_structured_path(f, args, argnums, has_aux):
+    """Plain array arguments (an optimiser's call) give what the same arrays inside lists give:
+    values, gradients, their types and dtypes, bit for bit."""
+    value, grad = fg.value_and_grad(f, argnums=argnums, has_aux=has_aux)(*args)
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    listed = [[a] if i in nums else a for i, a in enumerate(args)]
+    value2, grad2 = fg.value_and_grad(_wrapped(f, argnums), argnums=argnums,
+                                      has_aux=has_aux)(*listed)
+    grad2 = _unwrapped(grad2)
+    assert type(grad) is type(grad2)
+    leaves = lambda t: t if isinstance(t, tuple) else (t,)
+    for got, want in zip(leaves(grad), leaves(grad2)):
+        assert type(got) is type(want) and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    if has_aux:
+        (value, aux), (value2, aux2) = value, value2
+        np.testing.assert_array_equal(aux, aux2)
+    assert type(value) is type(value2)
+    np.testing.assert_array_equal(value, value2)
+
+
+def test_transformed_function_called_with_different_argument_counts():
+    """argnums=-1 is the last argument of each call, whatever their number."""
+    f = fg.grad(lambda *xs: fg.sum(xs[-1] ** 3), argnums=-1)
+    np.testing.assert_array_equal(f(np.ones(2), np.array([2.0])), [12.0])
+    np.testing.assert_array_equal(f(np.ones(2), np.ones(3), np.array([1.0, 3.0])), [3.0, 27.0])
+    with pytest.raises(ValueError, match="argnums"):
+        fg.grad(lambda x: fg.sum(x), argnums=1)(np.ones(2))
+
+
 def test_grad_does_not_touch_closed_over_leaf_grad():
     w = fg.tensor(2.0, requires_grad=True)
     g = fg.grad(lambda x: x * w)(1.0)

@@ -64,15 +64,28 @@ def _argnums(argnums, n_args: int) -> tuple[tuple[int, ...], bool]:
 def _has_node(args) -> bool:
     """Whether any argument is (or a list, tuple or dict argument holds) a static graph ``Node``
     (the transforms then differentiate symbolically with ``fg.gradients``)."""
+    for a in args:
+        if type(a) is not np.ndarray:
+            break
+    else:
+        return False   # (an optimiser's call: arrays only, nothing to walk)
     return find_leaf(lambda v: type(v) in NODE_TYPES, args) is not None
 
 
 def _transformed(fun, argnums, eager, symbolic):
     """``fun`` transformed by ``eager(fun, args, kwargs, nums, single)`` on eager values and
     ``symbolic(..., graph)`` on graph Nodes (see the module docstring)."""
+    resolved: dict = {}   # argument count -> _argnums(argnums, count), argnums being immutable
+    immutable = isinstance(argnums, (int, np.integer, tuple))
+
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
-        nums, single = _argnums(argnums, len(args))
+        r = resolved.get(len(args))
+        if r is None:
+            r = _argnums(argnums, len(args))
+            if immutable:
+                resolved[len(args)] = r
+        nums, single = r
         if _has_node(args):  # inside a static graph (fg.function): symbolic
             return symbolic(fun, args, kwargs, nums, single, None)
         graph = tracing_graph()

@@ -120,7 +120,7 @@ _WALK_LOCK = threading.RLock()
 
 def _seed(t: Tensor, gradient, create_graph: bool):
     if gradient is None:
-        if t.size != 1:
+        if t._data.size != 1:   # (not t.size: NumPy's count, without the PyTorch-callable int)
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         # (a 0-d output, the common case: its dtype's scalar one, without an array made)
         g = t.dtype.type(1) if t.ndim == 0 else np.ones(t.shape, dtype=t.dtype)

@@ -130,10 +130,25 @@ def _zeros_like(x):
     return _leaf_like(x, np.zeros(x.shape, dtype=x.dtype))
 
 
+def _plain_float_arrays(args: tuple, nums: tuple) -> bool:
+    """Whether every differentiated argument is a floating-point or complex ndarray (an
+    optimiser's call), each differentiated once: each is then watched as it is, without
+    walking structures."""
+    if len(nums) > 1 and len(set(nums)) != len(nums):
+        return False
+    for i in nums:
+        a = args[i]
+        if type(a) is not np.ndarray or a.dtype.kind not in "fc":
+            return False
+    return True
+
+
 def value_and_grad(fun, args, kwargs, nums, single: bool, has_aux: bool):
     """``(fun(*args), d fun / d args[nums])`` on the tape: NumPy values back, or Tensors
     connected to an enclosing transform's computation (``single``: one gradient, not a tuple;
     ``has_aux``: ``fun`` returns ``(value, aux)``)."""
+    if _plain_float_arrays(args, nums):
+        return _value_and_grad_of_arrays(fun, args, kwargs, nums, single, has_aux)
     nested = inside_transform() or any(_any_traced(args[i]) for i in nums)
     templates = [args[i] for i in nums]
     with _scope(fun):
@@ -154,6 +169,34 @@ def value_and_grad(fun, args, kwargs, nums, single: bool, has_aux: bool):
     if nested:
         return value, result
     return _numpy(value), _numpy(result)
+
+
+def _value_and_grad_of_arrays(fun, args, kwargs, nums, single: bool, has_aux: bool):
+    """:func:`value_and_grad` where every differentiated argument is a float ndarray: what the
+    general path does on such arguments (nothing of them is traced; each is watched as it is
+    and its gradient is a leaf of no structure), without its structure walks."""
+    nested = inside_transform()
+    args = list(args)
+    watched = []
+    for i in nums:
+        w = args[i] = Tensor(args[i], requires_grad=True)
+        watched.append(w)
+    with _scope(fun):
+        out, aux = split_aux(fun(*args, **kwargs), has_aux)
+        out = _output_tensor(out, fun, "grad")
+        if out._data.size != 1:
+            raise TypeError(f"grad requires a scalar-output function; got an output of "
+                            f"shape {out.shape}")
+        if out.requires_grad:
+            grads = _autograd_grad(out, watched, create_graph=nested, allow_unused=True)
+            grads = tuple(_zeros_like(w) if g is None else g for w, g in zip(watched, grads))
+        else:
+            grads = tuple(_zeros_like(w) for w in watched)
+    result = grads[0] if single else grads
+    value = (out, aux) if has_aux else out
+    if nested:
+        return value, result
+    return _numpy(value), (_numpy_leaf(result) if single else tuple(map(_numpy_leaf, result)))
 
 
 def jacobian(fun, args, kwargs, nums, single: bool):
