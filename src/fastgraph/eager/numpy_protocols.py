@@ -247,6 +247,8 @@ class _Plan:
     def translate(self, args, kwargs):
         """fastgraph's ``(args, kwargs)`` for NumPy's, or None where fastgraph has no such form."""
         n = len(args)
+        if not kwargs and self.n_required <= n <= self.n_fast:
+            return args, kwargs  # the commonest case: positional arguments only
         if kwargs and any(v is _NO_VALUE for v in kwargs.values()):
             # NumPy's "not given" marker (np.sum(t, keepdims=np._NoValue)): not given
             kwargs = {k: v for k, v in kwargs.items() if v is not _NO_VALUE}

@@ -41,7 +41,7 @@ def matmul(a, b):
 
         >>> fg.matmul(fg.ones((2, 3)), fg.ones(3))  # doctest: +SKIP
     """
-    return apply(matmul.op, (a, b), {})
+    return apply(matmul.op, (a, b), None)
 
 
 # Plain-array backward passes of 2-D products (every dense layer) call np.matmul on transposed

@@ -22,8 +22,9 @@ sum_to_like = defop("sum_to_like", sum_to_shape_of, lambda g, ans, gin, x: F.bro
                     doc="Sum ``g`` down to ``x``'s shape (undoes broadcasting); used by the "
                         "engines.", complex_vjps=True)
 def _broadcast_like_forward(g, x):
-    shape = np.shape(x)
-    if np.ndim(g) == 0 and shape:
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    if (g.ndim if type(g) is np.ndarray or isinstance(g, np.generic) else np.ndim(g)) == 0 \
+            and shape:
         # a scalar spread over x (every sum's and mean's VJP): the stride-0 read-only view
         # np.broadcast_to makes, without its Python-level iterator setup (~7x faster)
         g = np.asarray(g)
@@ -47,6 +48,10 @@ reshape_like = defop("reshape_like", lambda g, x: np.reshape(g, np.shape(x)),
 
 
 def _size_ratio(a, b):
+    if type(b) is np.ndarray and (type(a) is np.ndarray or isinstance(a, np.generic)):
+        # (a mean's VJP on arrays: the attributes NumPy's functions would read, without them)
+        dtype = b.dtype if b.dtype.kind == "f" else np.dtype(np.float64)
+        return dtype.type(a.size / b.size) if b.size else dtype.type(0)
     dtype = np.result_type(b) if np.result_type(b).kind == "f" else np.dtype(np.float64)
     return dtype.type(np.size(a) / np.size(b)) if np.size(b) else dtype.type(0)
 
