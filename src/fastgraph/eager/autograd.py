@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ops.torch_methods import new_leaf_like
 from .tape import TapeNode, TensorBase, walk
-from . import grad_mode as _gm
+from .tape import is_grad_enabled as _is_enabled, set_grad_enabled as _set_enabled
 from .tensor import Tensor
 
 __all__ = ["backward", "grad"]
@@ -187,11 +187,11 @@ class _grad_mode_for:
         self.mode = bool(create_graph)
 
     def __enter__(self):
-        self.prev = _gm._state.enabled
-        _gm._state.enabled = self.mode
+        self.prev = _is_enabled()   # (the compiled switch grad_mode._state.enabled wraps)
+        _set_enabled(self.mode)
 
     def __exit__(self, *exc):
-        _gm._state.enabled = self.prev
+        _set_enabled(self.prev)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
@@ -213,12 +213,26 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     for x in ins:
         if not isinstance(x, Tensor) or not x.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    keys = [id(x.grad_fn) if x.grad_fn is not None else id(x) for x in ins]
-    capture = {k: None for k in keys}
-    roots = [_root(t) for t in outs]
-    seeds = [_seed(t, g, create_graph) for t, g in zip(outs, grad_outputs)]
-    with _grad_mode_for(create_graph), _WALK_LOCK:
-        walk(roots, seeds, bool(retain_graph), bool(create_graph), _ENGINE, capture)
+    # (loops rather than comprehensions: each of those is a function call of its own)
+    keys = []
+    capture = {}
+    for x in ins:
+        k = id(x.grad_fn) if x.grad_fn is not None else id(x)
+        keys.append(k)
+        capture[k] = None
+    roots = []
+    for t in outs:
+        roots.append(_root(t))
+    seeds = []
+    for t, g in zip(outs, grad_outputs):
+        seeds.append(_seed(t, g, create_graph))
+    prev = _is_enabled()
+    _set_enabled(bool(create_graph))   # (what _grad_mode_for does, without its frames)
+    try:
+        with _WALK_LOCK:
+            walk(roots, seeds, bool(retain_graph), bool(create_graph), _ENGINE, capture)
+    finally:
+        _set_enabled(prev)
     results = []
     for x, k in zip(ins, keys):
         g = capture[k]

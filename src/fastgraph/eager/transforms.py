@@ -18,6 +18,7 @@ import numpy as np
 from .. import ops as F
 from . import grad_mode as _gm
 from .autograd import grad as _autograd_grad
+from .tape import is_grad_enabled as _is_enabled, set_grad_enabled as _set_enabled
 from .tensor import Tensor
 from .._core.tree import find_leaf, flatten, map_structure, split_aux
 
@@ -40,15 +41,17 @@ class _scope:
 
     def __enter__(self):
         st = _gm._state
-        self._prev = st.enabled, st.transformed
-        st.enabled = True
+        # (the compiled recording switch itself, which the state's ``enabled`` property wraps)
+        self._prev = _is_enabled(), st.transformed
+        _set_enabled(True)
         st.transformed = self._transformed
         st.transform_depth += 1
 
     def __exit__(self, *exc):
         st = _gm._state
         st.transform_depth -= 1
-        st.enabled, st.transformed = self._prev
+        enabled, st.transformed = self._prev
+        _set_enabled(enabled)
 
 
 def inside_transform() -> bool:
@@ -121,7 +124,9 @@ def _numpy_leaf(v):
     if isinstance(v, Tensor):
         if v._face is not Tensor:
             return v.detach() if v._requires_grad else v
-        d = v._ndarray
+        d = v._data
+        if type(d) is not np.ndarray:
+            d = v._ndarray   # (the property makes an ndarray of anything else)
         return d[()] if d.ndim == 0 else d
     return v
 
@@ -187,11 +192,13 @@ def _value_and_grad_of_arrays(fun, args, kwargs, nums, single: bool, has_aux: bo
         if out._data.size != 1:
             raise TypeError(f"grad requires a scalar-output function; got an output of "
                             f"shape {out.shape}")
-        if out.requires_grad:
-            grads = _autograd_grad(out, watched, create_graph=nested, allow_unused=True)
-            grads = tuple(_zeros_like(w) if g is None else g for w, g in zip(watched, grads))
-        else:
-            grads = tuple(_zeros_like(w) for w in watched)
+        grads = (_autograd_grad(out, watched, create_graph=nested, allow_unused=True)
+                 if out.requires_grad else (None,) * len(watched))
+        for g in grads:   # (a loop: `None in grads` would compare Tensors with ==)
+            if g is None:
+                grads = tuple([_zeros_like(w) if g is None else g
+                               for w, g in zip(watched, grads)])
+                break
     result = grads[0] if single else grads
     value = (out, aux) if has_aux else out
     if nested:

@@ -33,8 +33,11 @@ def _reduce_rule(name):
 def _reducer(name):
     """The public function of a reduction over ``axis`` with ``keepdims``."""
     def fn(x, axis=None, keepdims: bool = False):
-        return apply(fn.op, (x,), {"axis": _canon_axis(axis, name),
-                                   "keepdims": _canon_keepdims(keepdims, name)})
+        # (the canonical forms checked inline first: the common calls make no further call)
+        return apply(fn.op, (x,), {
+            "axis": axis if axis is None or type(axis) is int else _canon_axis(axis, name),
+            "keepdims": (keepdims if keepdims is True or keepdims is False
+                         else _canon_keepdims(keepdims, name))})
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"``{name}`` over ``axis`` (None = all, int or tuple), NumPy semantics, "
