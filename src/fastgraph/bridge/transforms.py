@@ -112,7 +112,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, *,
     """
     return _transformed(
         fun, _argnums_kw(argnums, argnum),
-        lambda f, a, k, nums, single: _eager.value_and_grad(f, a, k, nums, single, has_aux),
+        functools.partial(_eager.value_and_grad, has_aux=has_aux),   # (no frame of its own)
         lambda f, a, k, nums, single, graph: _symbolic.value_and_grad(f, a, k, nums, single,
                                                                       has_aux, graph))
 

@@ -180,14 +180,15 @@ def _value_and_grad_of_arrays(fun, args, kwargs, nums, single: bool, has_aux: bo
     """:func:`value_and_grad` where every differentiated argument is a float ndarray: what the
     general path does on such arguments (nothing of them is traced; each is watched as it is
     and its gradient is a leaf of no structure), without its structure walks."""
-    nested = inside_transform()
+    nested = _gm._state.transform_depth > 0   # (inside_transform())
     args = list(args)
     watched = []
     for i in nums:
         w = args[i] = Tensor(args[i], requires_grad=True)
         watched.append(w)
     with _scope(fun):
-        out, aux = split_aux(fun(*args, **kwargs), has_aux)
+        out = fun(*args, **kwargs)
+        out, aux = split_aux(out, True) if has_aux else (out, None)
         out = _output_tensor(out, fun, "grad")
         if out._data.size != 1:
             raise TypeError(f"grad requires a scalar-output function; got an output of "
@@ -203,7 +204,8 @@ def _value_and_grad_of_arrays(fun, args, kwargs, nums, single: bool, has_aux: bo
     value = (out, aux) if has_aux else out
     if nested:
         return value, result
-    return _numpy(value), (_numpy_leaf(result) if single else tuple(map(_numpy_leaf, result)))
+    return (_numpy(value) if has_aux else _numpy_leaf(value),
+            _numpy_leaf(result) if single else tuple(map(_numpy_leaf, result)))
 
 
 def jacobian(fun, args, kwargs, nums, single: bool):
