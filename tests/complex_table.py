@@ -357,3 +357,112 @@ case("linalg.norm_keepdims", lambda x: fg.linalg.norm(x, axis=(0, 2), keepdims=T
      [((2, 3, 4), "cplx")], lambda m: (lambda x: m.linalg.norm(x, axis=(0, 2), keepdims=True)),
      op="norm", torch=lambda x: _t().linalg.norm(x, dim=(0, 2), keepdim=True), real_out=True,
      autograd=False)   # (autograd's rule expands keepdims=True results once more)
+
+# pseudo-inverse, least squares, condition numbers, powers (the pseudo-inverse's gradient at
+# constant rank, the conjugate transposes of the real formula in PyTorch's convention)
+for _shape in ((4, 3), (3, 4)):
+    case(f"linalg.pinv_{_shape[0]}x{_shape[1]}", fg.linalg.pinv, [(_shape, "cplx")],
+         lambda m: m.linalg.pinv, op="pinv", torch=lambda a: _t().linalg.pinv(a),
+         autograd=False)   # (autograd's rule transposes without conjugating)
+case("linalg.lstsq_x", lambda a, b: fg.linalg.lstsq(a, b)[0], [((5, 3), "cplx"), ((5, 2), "cplx")],
+     lambda m: (lambda a, b: m.linalg.lstsq(a, b)[0]), op="lstsq",
+     torch=lambda a, b: _t().linalg.pinv(a) @ b, autograd=False)
+case("linalg.lstsq_vector", lambda a, b: fg.linalg.lstsq(a, b)[0], [((4, 2), "cplx"), ((4,), "cplx")],
+     lambda m: (lambda a, b: m.linalg.lstsq(a, b)[0]), op="lstsq", autograd=False)
+case("linalg.lstsq_residuals", lambda a, b: fg.linalg.lstsq(a, b)[1],
+     [((5, 3), "cplx"), ((5, 2), "cplx")], lambda m: (lambda a, b: m.linalg.lstsq(a, b)[1]),
+     op="lstsq", real_out=True, autograd=False)
+case("linalg.lstsq_s", lambda a, b: fg.linalg.lstsq(a, b)[3],
+     [((5, 3), "cplx"), ((5, 2), "cplx")], lambda m: (lambda a, b: m.linalg.lstsq(a, b)[3]),
+     op="lstsq", real_out=True, autograd=False)
+for _p in (None, -2, "fro", 1, np.inf):
+    case(f"linalg.cond_{_p}", lambda a, p=_p: fg.linalg.cond(a, p), [((3, 3), "cmat")],
+         lambda m, p=_p: (lambda a: m.linalg.cond(a, p)), op="cond",
+         torch=(lambda a, p=_p: _t().linalg.cond(a, p)) if _p in (None, -2) else None,
+         real_out=True, autograd=False)   # (PyTorch's backward of the other orders fails)
+for _n in (3, -2):
+    case(f"linalg.matrix_power_{_n}", lambda a, n=_n: fg.linalg.matrix_power(a, n),
+         [((3, 3), "cmat")], lambda m, n=_n: (lambda a: m.linalg.matrix_power(a, n)),
+         op="matrix_power", torch=lambda a, n=_n: _t().linalg.matrix_power(a, n), autograd=False)
+case("linalg.multi_dot", lambda a, b, c: fg.linalg.multi_dot([a, b, c]),
+     [((2, 3), "cplx"), ((3, 4), "cplx"), ((4,), "cplx")],
+     lambda m: (lambda a, b, c: m.linalg.multi_dot([a, b, c])), op="multi_dot",
+     autograd=False, torch=lambda a, b, c: _t().linalg.multi_dot([a, b, c]))
+
+
+# scipy.linalg (fastgraph.scipy.linalg): SciPy's own functions for values; autograd's
+# autograd.scipy.linalg where it has the rule
+def _sp(m):
+    if m is np:
+        import scipy.linalg
+        return scipy.linalg
+    import autograd.scipy.linalg
+    return autograd.scipy.linalg
+
+
+def _fsl():
+    import fastgraph.scipy.linalg
+    return fastgraph.scipy.linalg
+
+
+for _trans in (0, 1, 2):
+    for _lower in (False, True):
+        case(f"scipy.solve_triangular_{_trans}{'_lower' if _lower else ''}",
+             lambda a, b, t=_trans, lo=_lower: _fsl().solve_triangular(a, b, trans=t, lower=lo),
+             [((3, 3), "cmat"), ((3, 2), "cplx")],
+             lambda m, t=_trans, lo=_lower: (lambda a, b: _sp(m).solve_triangular(
+                 a, b, trans=t, lower=lo)), op="solve_triangular", autograd=False)
+case("scipy.solve_triangular_vector", lambda a, b: _fsl().solve_triangular(a, b, lower=True),
+     [((3, 3), "cmat"), ((3,), "cplx")],
+     lambda m: (lambda a, b: _sp(m).solve_triangular(a, b, lower=True)), op="solve_triangular",
+     torch=lambda a, b: _t().linalg.solve_triangular(_t().tril(a), b[:, None], upper=False)[:, 0])
+for _lower in (False, True):
+    case(f"scipy.cholesky{'_lower' if _lower else ''}",
+         lambda a, lo=_lower: _fsl().cholesky(_herm(fg)(a), lower=lo), [((3, 3), "chpd")],
+         lambda m, lo=_lower: (lambda a: _sp(m).cholesky(_herm(m)(a), lower=lo)),
+         op="scipy_cholesky", autograd=False,
+         torch=lambda a, lo=_lower: _t().linalg.cholesky(_th(a), upper=not lo))
+    case(f"scipy.cho_factor{'_lower' if _lower else ''}",
+         lambda a, lo=_lower: _fsl().cho_factor(_herm(fg)(a), lower=lo)[0], [((3, 3), "chpd")],
+         lambda m, lo=_lower: (lambda a: _sp(m).cho_factor(_herm(m)(a), lower=lo)[0]),
+         op="cho_factor", autograd=False)
+    case(f"scipy.cho_solve{'_lower' if _lower else ''}",
+         lambda c, b, lo=_lower: _fsl().cho_solve((c, lo), b), [((3, 3), "cmat"), ((3, 2), "cplx")],
+         lambda m, lo=_lower: (lambda c, b: _sp(m).cho_solve((c, lo), b)), op="cho_solve",
+         autograd=False)
+case("scipy.cho_solve_vector", lambda c, b: _fsl().cho_solve((c, True), b),
+     [((3, 3), "cmat"), ((3,), "cplx")],
+     lambda m: (lambda c, b: _sp(m).cho_solve((c, True), b)), op="cho_solve", autograd=False,
+     torch=lambda c, b: _t().cholesky_solve(b[:, None], _t().tril(c), upper=False)[:, 0])
+case("scipy.lu_factor", lambda a: _fsl().lu_factor(a)[0], [((3, 3), "cmat")],
+     lambda m: (lambda a: _sp(m).lu_factor(a)[0]), op="lu_factor", autograd=False)
+for _trans in (0, 1, 2):
+    case(f"scipy.lu_solve_{_trans}",
+         lambda a, b, t=_trans: _fsl().lu_solve(_fsl().lu_factor(a), b, trans=t),
+         [((3, 3), "cplx"), ((3, 2), "cplx")],
+         lambda m, t=_trans: (lambda a, b: _sp(m).lu_solve(_sp(m).lu_factor(a), b, trans=t)),
+         op="lu_solve", autograd=False)
+case("scipy.expm", lambda a: _fsl().expm(a * 0.5), [((3, 3), "cplx")],
+     lambda m: (lambda a: _sp(m).expm(a * 0.5)), op="expm", autograd=False, order2=False,
+     torch=lambda a: _t().linalg.matrix_exp(a * 0.5))
+case("scipy.sqrtm", lambda a: _fsl().sqrtm(a), [((3, 3), "cmat")],
+     lambda m: (lambda a: _sp(m).sqrtm(a)), op="sqrtm",
+     autograd=False)   # (autograd's rule keeps the real part)
+case("scipy.solve_sylvester", lambda a, b, q: _fsl().solve_sylvester(a, b, q),
+     [((3, 3), "cmat"), ((2, 2), "cmat"), ((3, 2), "cplx")],
+     lambda m: (lambda a, b, q: _sp(m).solve_sylvester(a, b, q)), op="solve_sylvester")
+case("scipy.solve_banded", lambda ab, b: _fsl().solve_banded((1, 1), ab + 3.0, b),
+     [((3, 4), "cplx"), ((4, 2), "cplx")],
+     lambda m: (lambda ab, b: _sp(m).solve_banded((1, 1), ab + 3.0, b)), op="solve_banded",
+     autograd=False)
+case("scipy.block_diag", lambda a, b: _fsl().block_diag(a, b), [((2, 2), "cplx"), ((3,), "cplx")],
+     lambda m: (lambda a, b: _sp(m).block_diag(a, b)), op="block_diag", autograd=False)
+case("scipy.det", lambda a: _fsl().det(a), [((3, 3), "cmat")],
+     lambda m: (lambda a: _sp(m).det(a)), op="scipy_det", autograd=False,
+     torch=lambda a: _t().linalg.det(a))
+case("scipy.inv", lambda a: _fsl().inv(a), [((3, 3), "cmat")],
+     lambda m: (lambda a: _sp(m).inv(a)), op="scipy_inv", autograd=False,
+     torch=lambda a: _t().linalg.inv(a))
+case("scipy.inv_pos", lambda a: _fsl().inv(_herm(fg)(a), assume_a="pos"), [((3, 3), "chpd")],
+     lambda m: (lambda a: _sp(m).inv(_herm(m)(a), assume_a="pos")), op="scipy_inv",
+     autograd=False, torch=lambda a: _t().linalg.inv(_th(a)))

@@ -693,15 +693,21 @@ _NOVALUE = np._NoValue
 
 
 def _pinv_vjp(g, ans, a, rcond, hermitian):
-    # d(A+) = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+  (at constant rank)
-    p, pt = ans, _mT(ans)
-    gt = _mT(g)
+    # d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+  (at constant rank).
+    # Complex values: the transposes are conjugate transposes in the conjugate convention
+    # (PyTorch's); autograd's VJP is its conjugate, taken at conj(g)
+    cx = _is_complex(ans) or _is_complex(g)
+    if cx:
+        g = F.conj(g)
+    p, pt = ans, _cj(_mT(ans))
+    gt = _cj(_mT(g))
     t1 = -F.matmul(pt, F.matmul(g, pt))
-    c = F.matmul(F.matmul(gt, p), pt)                              # G^T A+ A+^T  (m x n)
-    t2 = c - F.matmul(a, F.matmul(p, c))                           # (I - A A+) G^T A+ A+^T
-    d = F.matmul(gt, F.matmul(p, a))                               # G^T A+ A   (m x n)
-    t3 = F.matmul(pt, F.matmul(p, gt - d))                         # A+^T A+ G^T (I - A+ A)
-    return t1 + t2 + t3
+    c = F.matmul(F.matmul(gt, p), pt)                              # G^H A+ A+^H  (m x n)
+    t2 = c - F.matmul(a, F.matmul(p, c))                           # (I - A A+) G^H A+ A+^H
+    d = F.matmul(gt, F.matmul(p, a))                               # G^H A+ A   (m x n)
+    t3 = F.matmul(pt, F.matmul(p, gt - d))                         # A+^H A+ G^H (I - A+ A)
+    out = t1 + t2 + t3
+    return F.conj(out) if cx else out
 
 
 def _pinv_shape(shapes, rcond, hermitian):
@@ -740,7 +746,8 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NOVALUE):
 
 
 pinv = defop("pinv", lambda a, rcond, hermitian: np.linalg.pinv(a, rcond, hermitian),
-             _pinv_vjp, shape=_pinv_shape, function=pinv, blas="lapack", exports=LINALG)
+             _pinv_vjp, shape=_pinv_shape, function=pinv, blas="lapack", exports=LINALG,
+             complex_vjps=True)
 _pinv = pinv
 
 
@@ -770,8 +777,8 @@ def _lstsq_grads(g, ans, a, b, rcond):
     vec = len(_shape(b)) == 1
     x = ans[:nk] if vec else F.reshape(ans[:nk], (n, k))
     gx = g[:nk] if vec else F.reshape(g[:nk], (n, k))
-    gs = g[nk:ns]
-    gres = _residual_cotangent(g, ns + 1, k)
+    gs = _real_part(g[nk:ns])
+    gres = _real_part(_residual_cotangent(g, ns + 1, k))
     cut = np.finfo(np.result_type(ans.dtype, np.float32)).eps * max(m, n) \
         if rcond is None else rcond
     p = apply(_pinv.op, (a,), {"rcond": float(cut), "hermitian": False})
@@ -779,7 +786,7 @@ def _lstsq_grads(g, ans, a, b, rcond):
     gx2 = _col(gx) if vec else gx
     bb = _col(b) if vec else b
     r = bb - F.matmul(a, _col(x) if vec else x)
-    wres = _row(gres) * r * 2.0                                     # d res_j / d r_j = 2 r_j
+    wres = _row(gres) * _cj(r) * 2.0                        # d res_j / d r_j = 2 conj(r_j)
     gb = F.matmul(_mT(p), gx2) + wres
     ga = _pinv_vjp(F.matmul(gx2, _mT(bb)), p, a, cut, False) \
         - F.matmul(wres, _mT(_col(x) if vec else x)) \
@@ -818,8 +825,9 @@ def lstsq(a, b, rcond=None):
     packed = apply(lstsq.op, (a, b), {"rcond": rc})
     _, _, _, nk, ns = _lstsq_layout(a, b)
     x = packed[:nk] if len(_shape(b)) == 1 else F.reshape(packed[:nk], (n, k))
-    rank = F.astype(packed[ns], np.int32)
-    return x, packed[ns + 1:], rank, packed[nk:ns]
+    rank = F.astype(_real_part(packed[ns]), np.int32)
+    # complex a or b: NumPy's residuals and singular values are real
+    return x, _real_part(packed[ns + 1:]), rank, _real_part(packed[nk:ns])
 
 
 # the op's value packs the solution, the singular values, the rank and the residuals in one
@@ -827,7 +835,8 @@ def lstsq(a, b, rcond=None):
 lstsq = defop("lstsq", _lstsq_forward,
               lambda g, ans, a, b, rcond: _lstsq_grads(g, ans, a, b, rcond)[0],
               lambda g, ans, a, b, rcond: _lstsq_grads(g, ans, a, b, rcond)[1],
-              shape=_lstsq_shape, function=lstsq, blas="lapack", exports=LINALG)
+              shape=_lstsq_shape, function=lstsq, blas="lapack", exports=LINALG,
+              complex_vjps=True)
 
 
 # ---- matrix_power ---------------------------------------------------------------------------
@@ -839,7 +848,7 @@ def _identity_like_forward(a):
 
 
 _identity_like = defop("linalg_identity_like", _identity_like_forward, F.ZERO,
-                       shape=_square_rule("matrix_power"),
+                       shape=_square_rule("matrix_power"), complex_vjps=True,
                        doc="Identity matrices shaped like ``a`` (a constant: zero gradient).")
 
 
@@ -888,9 +897,11 @@ def _cond_vjp(g, ans, x, p):
         m, n = _shape(x)[-2:]
         packed = apply(_svd.op, (x,), {"full_matrices": False, "hermitian": False})
         u, s, vh = _svd_parts(packed, m, n)
+        s = _real_part(s)
         hi, lo = s[..., 0], s[..., -1]
-        uv_hi = F.matmul(_col(u[..., :, 0]), _row(vh[..., 0, :]))
-        uv_lo = F.matmul(_col(u[..., :, -1]), _row(vh[..., -1, :]))
+        # d s_i = Re(u_i^H dA v_i): the gradient conj(u_i vh_i)
+        uv_hi = _cj(F.matmul(_col(u[..., :, 0]), _row(vh[..., 0, :])))
+        uv_lo = _cj(F.matmul(_col(u[..., :, -1]), _row(vh[..., -1, :])))
         hi, lo = F.expand_dims(hi, (-1, -2)), F.expand_dims(lo, (-1, -2))
         if p == -2:   # lo / hi
             return gk * (uv_lo / hi - uv_hi * lo / (hi * hi))
@@ -932,7 +943,7 @@ def cond(x, p=None):
 
 
 cond = defop("cond", lambda x, p: np.linalg.cond(x, p), _cond_vjp, shape=_cond_shape,
-             function=cond, blas="lapack", exports=LINALG)
+             function=cond, blas="lapack", exports=LINALG, complex_vjps=True)
 
 
 # ---- multi_dot ------------------------------------------------------------------------------

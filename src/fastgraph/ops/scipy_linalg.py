@@ -18,7 +18,7 @@ import scipy.linalg as _sla
 from .._core import apply, defop, holds_graph_value
 from .._core import shapes as _shapes
 from . import _linalg_numeric as _N
-from .linalg_decomp import _mT, _shape
+from .linalg_decomp import _cholesky_complex_vjp, _cj, _is_complex, _mT, _shape
 
 from .. import ops as F
 
@@ -91,7 +91,10 @@ def _st_forward(a, b, trans, lower, unit_diagonal, check_finite):
 
 
 def _st_rhs_grad(g, a, trans, lower, unit_diagonal):
-    # op(a)^-T g; for real matrices 'C' is 'T'
+    # op(a)^-T g; for 'C' (op(a) = a^H) that is conj(a^-1 conj(g)), a^-1 g for real matrices
+    if trans == 2:
+        return _cj(F.solve_triangular(a, _cj(g), trans=0, lower=lower,
+                                      unit_diagonal=unit_diagonal, check_finite=False))
     return F.solve_triangular(a, g, trans=0 if trans else 1, lower=lower,
                               unit_diagonal=unit_diagonal, check_finite=False)
 
@@ -109,6 +112,8 @@ def _st_vjp_a(g, ans, a, b, trans, lower, unit_diagonal, check_finite):
     # op(a) x = b:  d/d op(a) = -gb x^T (negated on the smaller factor, not the product)
     gb2 = -gb2
     ga = F.matmul(gb2, _mT(x2)) if trans == 0 else F.matmul(x2, _mT(gb2))
+    if trans == 2:      # a enters conjugated: a^H x = b
+        ga = _cj(ga)
     return _triangle_of(ga, lower, unit_diagonal)
 
 
@@ -136,11 +141,15 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
 
 solve_triangular = defop("solve_triangular", _st_forward, _st_vjp_a, _st_vjp_b,
                          shape=_solve_shape("solve_triangular"), function=solve_triangular,
-                         blas="lapack", exports=(SCIPY,))
+                         blas="lapack", exports=(SCIPY,), complex_vjps=True)
 
 
 # ---- cholesky, cho_factor, cho_solve ------------------------------------------------------------
 def _chol_vjp(g, ans, a, lower, check_finite):
+    if _is_complex(ans):
+        # the Hermitian gradient, numpy.linalg.cholesky's (upper: U = L^H, its cotangent g^H)
+        return _cholesky_complex_vjp(ans, g) if lower else \
+            _cholesky_complex_vjp(F.conj(_mT(ans)), F.conj(_mT(g)))
     if lower:
         return F.cholesky_grad(ans, g)
     return F.cholesky_grad(_mT(ans), _mT(g))
@@ -165,7 +174,7 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
 
 cholesky = defop("scipy_cholesky", _chol_forward, _chol_vjp, function=cholesky,
                  shape=lambda shapes, **_: _square("cholesky", shapes[0]), blas="lapack",
-                 exports=((SCIPY, "cholesky"),))
+                 exports=((SCIPY, "cholesky"),), complex_vjps=True)
 
 
 def _cho_factor_forward(a, lower, check_finite):
@@ -188,9 +197,9 @@ def _cho_factor_vjp(g, ans, a, lower, check_finite):
     # the factor's triangle: Cholesky's gradient; the other triangle is a's own entries where
     # SciPy copies them there, else zeros (no gradient)
     if lower:
-        grad = F.cholesky_grad(F.tril(ans), F.tril(g))
+        grad = _chol_vjp(F.tril(g), F.tril(ans), a, True, check_finite)
         return grad + F.triu(g, 1) if CHO_FACTOR_KEEPS_OTHER_TRIANGLE else grad
-    grad = F.cholesky_grad(_mT(F.triu(ans)), _mT(F.triu(g)))
+    grad = _chol_vjp(F.triu(g), F.triu(ans), a, False, check_finite)
     return grad + F.tril(g, -1) if CHO_FACTOR_KEEPS_OTHER_TRIANGLE else grad
 
 
@@ -213,7 +222,7 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
 # the op's value is c alone
 cho_factor = defop("cho_factor", _cho_factor_forward, _cho_factor_vjp, function=cho_factor,
                    shape=lambda shapes, **_: _square("cho_factor", shapes[0]), blas="lapack",
-                   exports=(SCIPY,))
+                   exports=(SCIPY,), complex_vjps=True)
 
 
 def _cho_solve_forward(c, b, lower, check_finite):
@@ -223,19 +232,24 @@ def _cho_solve_forward(c, b, lower, check_finite):
 
 
 def _cho_solve_vjp_c(g, ans, c, b, lower, check_finite):
-    w, _ = _as_matrix_rhs(_cho_solve(c, g, lower))
+    w, _ = _as_matrix_rhs(_cho_solve_vjp_b(g, ans, c, b, lower, check_finite))
     x, _ = _as_matrix_rhs(ans) if len(_shape(b)) == 1 else (ans, False)
-    # x = A^-1 b with A = L L^T:  d/dA = -w x^T, d/dL = -(w x^T + x w^T) L, as
-    # -(w (L^T x)^T + x (L^T w)^T): products with the vectors first (no n^3 term)
+    # x = A^-1 b with A = L L^H:  d/dA = -w x^T, d/dL = -(w x^T + conj(x w^T)) conj(L), as
+    # -(w (L^H x)^T + conj(x) (L^T conj(w))^T): products with the vectors first (no n^3 term);
+    # for real matrices -(w x^T + x w^T) L
+    xc, wc = _cj(x), _cj(w)
     if lower:
         L = F.tril(c)
-        return F.tril(-(F.matmul(w, F.matmul(_mT(x), L)) + F.matmul(x, F.matmul(_mT(w), L))))
-    U = F.triu(c)            # A = U^T U:  d/dU = -U (w x^T + x w^T)
-    return F.triu(-(F.matmul(F.matmul(U, w), _mT(x)) + F.matmul(F.matmul(U, x), _mT(w))))
+        Lc = _cj(L)
+        return F.tril(-(F.matmul(w, F.matmul(_mT(x), Lc)) + F.matmul(xc, F.matmul(_mT(wc), Lc))))
+    U = F.triu(c)            # A = U^H U:  d/dU = -conj(U) (w x^T + conj(x w^T))
+    Uc = _cj(U)
+    return F.triu(-(F.matmul(F.matmul(Uc, w), _mT(x)) + F.matmul(F.matmul(Uc, xc), _mT(wc))))
 
 
 def _cho_solve_vjp_b(g, ans, c, b, lower, check_finite):
-    return _cho_solve(c, g, lower)
+    # A^-T g = conj(A^-1 conj(g)) (A Hermitian)
+    return _cj(_cho_solve(c, _cj(g), lower))
 
 
 def _cho_solve(c, b, lower, check_finite=False):
@@ -262,7 +276,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 cho_solve = defop("cho_solve", _cho_solve_forward, _cho_solve_vjp_c, _cho_solve_vjp_b,
                   shape=_solve_shape("cho_solve"), function=cho_solve, blas="lapack",
-                  exports=(SCIPY,))
+                  exports=(SCIPY,), complex_vjps=True)
 
 
 # ---- lu_factor, lu_solve ----------------------------------------------------------------------
@@ -277,7 +291,7 @@ def _lu_factor_2d(a, check_finite):
 
 def _perm_of(piv, n):
     """The row order ``perm`` with ``P^T a = a[perm]`` from LAPACK's row swaps ``piv``."""
-    piv = np.asarray(piv).astype(np.intp)
+    piv = np.real(np.asarray(piv)).astype(np.intp)      # packed with complex values
     perm = np.broadcast_to(np.arange(n), piv.shape[:-1] + (n,)).copy()
     rows = np.arange(int(np.prod(piv.shape[:-1], dtype=np.int64)))
     flat = perm.reshape(-1, n)
@@ -309,7 +323,8 @@ _permute_rows = defop("lu_permute_rows", _permute_rows_forward,
                       shape=lambda shapes, **_: _shapes.broadcast(
                           "lu_permute_rows", tuple(shapes[0])[:-2], tuple(shapes[1])[:-1])
                       + tuple(shapes[0])[-2:], function=_permute_rows,
-                      doc="Rows of x in the order of LAPACK's row swaps (a permutation).")
+                      doc="Rows of x in the order of LAPACK's row swaps (a permutation).",
+                      complex_vjps=True)
 
 
 def _lu_factor_vjp(g, ans, a, check_finite):
@@ -364,7 +379,7 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
 lu_factor = defop("lu_factor", lambda a, check_finite: _N.over_batch(
                       lambda a2: _lu_factor_2d(a2, check_finite), [a], [2]),
                   _lu_factor_vjp, shape=_lu_factor_shape, function=lu_factor, blas="lapack",
-                  exports=(SCIPY,))
+                  exports=(SCIPY,), complex_vjps=True)
 
 
 def _lu_solve_forward(lu, piv, b, trans, check_finite):
@@ -379,7 +394,7 @@ def _lu_solve(lu, piv, b, trans=0, check_finite=False):
 
 def _lu_solve_vjp_lu(g, ans, lu, piv, b, trans, check_finite):
     vec = len(_shape(b)) == 1
-    gb = _lu_solve(lu, piv, g, 0 if trans else 1)
+    gb = _lu_solve_vjp_b(g, ans, lu, piv, b, trans, check_finite)
     gb2 = _col(gb) if vec else gb
     x2 = _col(ans) if vec else ans
     L = F.tril(lu, -1) + _eye_like(lu)
@@ -387,6 +402,8 @@ def _lu_solve_vjp_lu(g, ans, lu, piv, b, trans, check_finite):
     # A = P L U, d/dA = -gb x^T (trans 0) or -x gb^T; then d/dL = tril(P^T gA U^T, -1) and
     # d/dU = triu(L^T P^T gA), with the outer product's vectors multiplied first
     left, right = (gb2, x2) if trans == 0 else (x2, gb2)
+    if trans == 2:      # a^H x = b: a enters conjugated
+        left, right = _cj(left), _cj(right)
     pl = _permute_rows(left, piv)                          # P^T left
     gl = -F.matmul(pl, _mT(F.matmul(U, right)))
     gu = -F.matmul(F.matmul(_mT(L), pl), _mT(right))
@@ -394,6 +411,8 @@ def _lu_solve_vjp_lu(g, ans, lu, piv, b, trans, check_finite):
 
 
 def _lu_solve_vjp_b(g, ans, lu, piv, b, trans, check_finite):
+    if trans == 2:      # a^-H's transpose: conj(a^-1 conj(g))
+        return _cj(_lu_solve(lu, piv, _cj(g), 0))
     return _lu_solve(lu, piv, g, 0 if trans else 1)
 
 
@@ -410,8 +429,6 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
                         f"returns, got {type(lu_and_piv).__name__}")
     lu, piv = lu_and_piv
     t = _trans_code(trans, "lu_solve")
-    if t == 2:
-        t = 1   # real matrices: a^H is a^T
     if not holds_graph_value((lu, piv, b)):
         return _sla.lu_solve((lu, piv), b, trans=trans, check_finite=check_finite)
     lu, b = F.shape._as_operand(lu), F.shape._as_operand(b)
@@ -420,7 +437,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
 
 lu_solve = defop("lu_solve", _lu_solve_forward, _lu_solve_vjp_lu, None, _lu_solve_vjp_b,
                  shape=_solve_shape("lu_solve"), function=lu_solve, blas="lapack",
-                 exports=(SCIPY,))
+                 exports=(SCIPY,), complex_vjps=True)
 
 
 # ---- sqrtm, expm, solve_sylvester -------------------------------------------------------------
@@ -463,7 +480,8 @@ solve_sylvester = defop(
     lambda g, ans, a, b, q: -F.matmul(_sylvester_adjoint(g, a, b), _mT(ans)),
     lambda g, ans, a, b, q: -F.matmul(_mT(ans), _sylvester_adjoint(g, a, b)),
     lambda g, ans, a, b, q: _sylvester_adjoint(g, a, b),
-    shape=_sylvester_shape, function=solve_sylvester, blas="lapack", exports=(SCIPY,))
+    shape=_sylvester_shape, function=solve_sylvester, blas="lapack", exports=(SCIPY,),
+    complex_vjps=True)
 
 
 def _sqrtm_forward(a):
@@ -503,7 +521,7 @@ def _sqrtm_vjp(g, ans, a):
 
 sqrtm = defop("sqrtm", _sqrtm_op_forward, _sqrtm_vjp, function=sqrtm,
               shape=lambda shapes, **_: _square("sqrtm", shapes[0]), blas="lapack",
-              exports=(SCIPY,))
+              exports=(SCIPY,), complex_vjps=True)
 
 
 def _expm_vjp(g, ans, a):
@@ -535,7 +553,7 @@ def expm(A):
 
 expm = defop("expm", _sla.expm, _expm_vjp, function=expm,
              shape=lambda shapes, **_: _square("expm", shapes[0]), blas="lapack",
-             exports=(SCIPY,))
+             exports=(SCIPY,), complex_vjps=True)
 
 
 # ---- solve_banded -----------------------------------------------------------------------------
@@ -627,7 +645,7 @@ def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_fi
 
 solve_banded = defop("solve_banded", _banded_forward, _banded_vjp_ab, _banded_vjp_b,
                      shape=_banded_shape, function=solve_banded, blas="lapack",
-                     exports=(SCIPY,))
+                     exports=(SCIPY,), complex_vjps=True)
 
 
 # ---- block_diag, det, inv ---------------------------------------------------------------------
@@ -684,7 +702,7 @@ def block_diag(*arrs):
 
 block_diag = defop("block_diag", lambda *arrs: _sla.block_diag(*arrs),
                    vjp_for=_block_diag_vjp_for, variadic=True, function=block_diag,
-                   shape=_block_diag_shape, exports=(SCIPY,))
+                   shape=_block_diag_shape, exports=(SCIPY,), complex_vjps=True)
 
 
 def _det_forward(a, check_finite):
@@ -706,7 +724,7 @@ def det(a, overwrite_a=False, check_finite=True):
 det = defop("scipy_det", _det_forward,
             lambda g, ans, a, check_finite: F.expand_dims(g, (-1, -2)) * _mT(F.adjugate(a)),
             shape=lambda shapes, **_: _square("det", shapes[0])[:-2], function=det,
-            blas="lapack", exports=((SCIPY, "det"),))
+            blas="lapack", exports=((SCIPY, "det"),), complex_vjps=True)
 
 
 def _inv_forward(a, check_finite, assume_a, lower):
@@ -729,10 +747,15 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
 
 
 def _inv_vjp(g, ans, a, check_finite, assume_a, lower):
-    if assume_a in ("pos", "positive definite", "sym", "symmetric", "her", "hermitian"):
+    if assume_a in ("sym", "symmetric"):
         # only one triangle was read: the symmetric gradient
         full = -F.matmul(_mT(ans), F.matmul(g, _mT(ans)))
         return (full + _mT(full)) * 0.5
+    if assume_a in ("pos", "positive definite", "her", "hermitian"):
+        # one triangle read, the other its conjugate: the Hermitian gradient (that of
+        # (a + a^H) / 2)
+        full = -F.matmul(_mT(ans), F.matmul(g, _mT(ans)))
+        return (full + _cj(_mT(full))) * 0.5
     if assume_a in ("lower triangular", "upper triangular"):
         full = -F.matmul(_mT(ans), F.matmul(g, _mT(ans)))
         return F.tril(full) if assume_a == "lower triangular" else F.triu(full)
@@ -741,4 +764,4 @@ def _inv_vjp(g, ans, a, check_finite, assume_a, lower):
 
 inv = defop("scipy_inv", _inv_forward, _inv_vjp,
             shape=lambda shapes, **_: _square("inv", shapes[0]), function=inv, blas="lapack",
-            exports=((SCIPY, "inv"),))
+            exports=((SCIPY, "inv"),), complex_vjps=True)
