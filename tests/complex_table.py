@@ -466,3 +466,34 @@ case("scipy.inv", lambda a: _fsl().inv(a), [((3, 3), "cmat")],
 case("scipy.inv_pos", lambda a: _fsl().inv(_herm(fg)(a), assume_a="pos"), [((3, 3), "chpd")],
      lambda m: (lambda a: _sp(m).inv(_herm(m)(a), assume_a="pos")), op="scipy_inv",
      autograd=False, torch=lambda a: _t().linalg.inv(_th(a)))
+
+
+# scipy.signal.convolve: bilinear, so its VJPs (convolutions with the other operand flipped)
+# hold as they are
+def _signal(m):
+    if m is np:
+        import scipy.signal
+        return scipy.signal
+    import autograd.scipy.signal
+    return autograd.scipy.signal
+
+
+def _fsig():
+    import fastgraph.scipy.signal
+    return fastgraph.scipy.signal
+
+
+for _mode in ("full", "valid", "same"):
+    case(f"scipy.signal.convolve_{_mode}", lambda a, b, md=_mode: _fsig().convolve(a, b, md),
+         [((6,), "cplx"), ((3,), "cplx")],
+         lambda m, md=_mode: (lambda a, b: _signal(m).convolve(a, b, mode=md)),
+         op="signal_convolve")
+case("scipy.signal.convolve_2d", lambda a, b: _fsig().convolve(a, b),
+     [((3, 4), "cplx"), ((2, 2), "real")],
+     lambda m: (lambda a, b: _signal(m).convolve(a, b)), op="signal_convolve",
+     autograd=False)   # (autograd's convolve leaves an imaginary part on the real operand)
+case("scipy.signal.convolve_axes",
+     lambda a, b: _fsig().convolve(a, b, axes=([1], [1]), dot_axes=([0], [0]), mode="valid"),
+     [((2, 5), "cplx"), ((2, 3), "cplx")],
+     lambda m: (lambda a, b: sum(m.convolve(a[i], b[i], "valid") for i in range(2))),
+     op="signal_convolve", autograd=False)

@@ -208,5 +208,5 @@ convolve = defop("signal_convolve", _convolve_forward,
                                                                      mode, 0),
                  lambda g, ans, a, b, axes, dot_axes, mode: _grad_of(g, a, b, axes, dot_axes,
                                                                      mode, 1),
-                 function=convolve, shape=_shape,
+                 function=convolve, shape=_shape, complex_vjps=True,
                  exports=(("scipy.signal", "convolve"),))
