@@ -497,3 +497,24 @@ case("scipy.signal.convolve_axes",
      [((2, 5), "cplx"), ((2, 3), "cplx")],
      lambda m: (lambda a, b: sum(m.convolve(a[i], b[i], "valid") for i in range(2))),
      op="signal_convolve", autograd=False)
+
+
+# scipy.special: the holomorphic functions whose derivative SciPy evaluates on complex values
+def _special(m):
+    if m is np:
+        import scipy.special
+        return scipy.special
+    import autograd.scipy.special
+    return autograd.scipy.special
+
+
+def _fsp():
+    import fastgraph.scipy.special
+    return fastgraph.scipy.special
+
+
+for _name, _domain in (("gamma", "cpos"), ("rgamma", "cpos"), ("erf", "cplx"), ("erfc", "cplx"),
+                       ("ndtr", "cplx"), ("log_ndtr", "cpos")):
+    case(f"scipy.special.{_name}", lambda x, n=_name: getattr(_fsp(), n)(x), [((3, 2), _domain)],
+         lambda m, n=_name: getattr(_special(m), n), op=_name,
+         autograd=_name not in ("ndtr", "log_ndtr"))   # (autograd has no ndtr rules)

@@ -265,9 +265,10 @@ relu = defop("relu", _relu, lambda g, ans, x: g * F.greater(x, 0), elementwise=T
 softplus = defop("softplus", _softplus, lambda g, ans, x: g * F.sigmoid(x), elementwise=True,
                  opcode="softplus", fuse_alone=True, exports=TOP + (NN,), methods=True)
 erf = defop("erf", _sp.erf, lambda g, ans, x: g * _SQRT_PI_2 * F.exp(-(x * x)),
-            elementwise=True, opcode="erf", exports=TOP_TF + ("scipy.special",))
+            elementwise=True, complex_vjps=True, opcode="erf",
+            exports=TOP_TF + ("scipy.special",))
 erfc = defop("erfc", _sp.erfc, lambda g, ans, x: -g * _SQRT_PI_2 * F.exp(-(x * x)),
-             elementwise=True, exports=("scipy.special",))
+             elementwise=True, complex_vjps=True, exports=("scipy.special",))
 logit = defop("logit", _sp.logit, lambda g, ans, x: g / (x * (1 - x)), elementwise=True,
               exports=("scipy.special",))
 gammaln = defop("gammaln", _sp.gammaln, lambda g, ans, x: g * F.digamma(x), elementwise=True,

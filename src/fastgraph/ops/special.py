@@ -43,11 +43,11 @@ def _no_gradient(op: str, arg: str, why: str):
 
 # ---- gamma and relatives --------------------------------------------------------------------
 gamma = defop("gamma", _sp.gamma, lambda g, ans, x: g * ans * F.digamma(x), elementwise=True,
-              exports=SCIPY)
+              complex_vjps=True, exports=SCIPY)
 gammasgn = defop("gammasgn", _sp.gammasgn, ZERO, elementwise=True, exports=SCIPY)
 # 1 / gamma(x): d = -digamma(x) / gamma(x) = -digamma(x) * rgamma(x)
 rgamma = defop("rgamma", _sp.rgamma, lambda g, ans, x: -g * ans * F.digamma(x),
-               elementwise=True, exports=SCIPY)
+               elementwise=True, complex_vjps=True, exports=SCIPY)
 
 
 # d/dx P(a, x) = x^(a-1) e^(-x) / Gamma(a), in logs so that large a does not overflow
@@ -123,11 +123,11 @@ erfcinv = defop("erfcinv", _sp.erfcinv,
                 lambda g, ans, x: -g * (_SQRT_PI / 2) * F.exp(ans * ans), elementwise=True,
                 exports=SCIPY)
 ndtr = defop("ndtr", _sp.ndtr, lambda g, ans, x: g * F.exp(-0.5 * x * x) / _SQRT_2PI,
-             elementwise=True, exports=SCIPY)
+             elementwise=True, complex_vjps=True, exports=SCIPY)
 # d log Phi(x) = phi(x) / Phi(x) = exp(-x^2/2 - log Phi(x)) / sqrt(2 pi): finite far in the tail
 log_ndtr = defop("log_ndtr", _sp.log_ndtr,
                  lambda g, ans, x: g * F.exp(-0.5 * x * x - ans) / _SQRT_2PI, elementwise=True,
-                 exports=SCIPY)
+                 complex_vjps=True, exports=SCIPY)
 ndtri = defop("ndtri", _sp.ndtri, lambda g, ans, x: g * _SQRT_2PI * F.exp(0.5 * ans * ans),
               elementwise=True, exports=SCIPY)
 
