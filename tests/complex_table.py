@@ -450,7 +450,8 @@ case("scipy.sqrtm", lambda a: _fsl().sqrtm(a), [((3, 3), "cmat")],
      autograd=False)   # (autograd's rule keeps the real part)
 case("scipy.solve_sylvester", lambda a, b, q: _fsl().solve_sylvester(a, b, q),
      [((3, 3), "cmat"), ((2, 2), "cmat"), ((3, 2), "cplx")],
-     lambda m: (lambda a, b, q: _sp(m).solve_sylvester(a, b, q)), op="solve_sylvester")
+     lambda m: (lambda a, b, q: _sp(m).solve_sylvester(a, b, q)), op="solve_sylvester",
+     order2=True)
 case("scipy.solve_banded", lambda ab, b: _fsl().solve_banded((1, 1), ab + 3.0, b),
      [((3, 4), "cplx"), ((4, 2), "cplx")],
      lambda m: (lambda ab, b: _sp(m).solve_banded((1, 1), ab + 3.0, b)), op="solve_banded",
@@ -487,7 +488,7 @@ for _mode in ("full", "valid", "same"):
     case(f"scipy.signal.convolve_{_mode}", lambda a, b, md=_mode: _fsig().convolve(a, b, md),
          [((6,), "cplx"), ((3,), "cplx")],
          lambda m, md=_mode: (lambda a, b: _signal(m).convolve(a, b, mode=md)),
-         op="signal_convolve")
+         op="signal_convolve", order2=_mode == "full")
 case("scipy.signal.convolve_2d", lambda a, b: _fsig().convolve(a, b),
      [((3, 4), "cplx"), ((2, 2), "real")],
      lambda m: (lambda a, b: _signal(m).convolve(a, b)), op="signal_convolve",
@@ -517,4 +518,5 @@ for _name, _domain in (("gamma", "cpos"), ("rgamma", "cpos"), ("erf", "cplx"), (
                        ("ndtr", "cplx"), ("log_ndtr", "cpos")):
     case(f"scipy.special.{_name}", lambda x, n=_name: getattr(_fsp(), n)(x), [((3, 2), _domain)],
          lambda m, n=_name: getattr(_special(m), n), op=_name,
-         autograd=_name not in ("ndtr", "log_ndtr"))   # (autograd has no ndtr rules)
+         autograd=_name not in ("ndtr", "log_ndtr"),   # (autograd has no ndtr rules)
+         order2=_name in ("erf", "erfc"))

@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 import fastgraph as fg
 from fastgraph.ops.linalg_decomp import NUMPY_EIG_REAL_WHEN_REAL
@@ -334,7 +335,28 @@ DECOMPOSITIONS = [
     ("qr", lambda a: fg.linalg.qr(a)[1], lambda a: np.linalg.qr(a)[1]),
     ("norm", lambda a: fg.linalg.norm(a, "nuc"), lambda a: np.linalg.norm(a, "nuc")),
     ("slogdet", lambda a: fg.linalg.slogdet(a)[0], lambda a: np.linalg.slogdet(a)[0]),
+    ("pinv", fg.linalg.pinv, np.linalg.pinv),
+    ("lstsq", lambda a: fg.linalg.lstsq(a, a[:, 0])[0], lambda a: np.linalg.lstsq(a, a[:, 0])[0]),
+    ("lstsq_s", lambda a: fg.linalg.lstsq(a, a[:, 0])[3],
+     lambda a: np.linalg.lstsq(a, a[:, 0])[3]),
+    ("cond", fg.linalg.cond, np.linalg.cond),
+    ("scipy.cholesky", lambda a: _spla().cholesky(a), lambda a: scipy.linalg.cholesky(a)),
+    ("scipy.cho_solve", lambda a: _spla().cho_solve(_spla().cho_factor(a), a[:, 0]),
+     lambda a: scipy.linalg.cho_solve(scipy.linalg.cho_factor(a), a[:, 0])),
+    ("scipy.lu_solve", lambda a: _spla().lu_solve(_spla().lu_factor(a), a, trans=2),
+     lambda a: scipy.linalg.lu_solve(scipy.linalg.lu_factor(a), a, trans=2)),
+    ("scipy.solve_triangular", lambda a: _spla().solve_triangular(a, a[:, 0], trans=2),
+     lambda a: scipy.linalg.solve_triangular(a, a[:, 0], trans=2)),
+    ("scipy.expm", lambda a: _spla().expm(a), lambda a: scipy.linalg.expm(a)),
+    ("scipy.sqrtm", lambda a: _spla().sqrtm(a), lambda a: scipy.linalg.sqrtm(a)),
+    ("scipy.inv", lambda a: _spla().inv(a, assume_a="pos"),
+     lambda a: scipy.linalg.inv(a, assume_a="pos")),
 ]
+
+
+def _spla():
+    import fastgraph.scipy.linalg
+    return fastgraph.scipy.linalg
 
 
 @pytest.mark.parametrize("name, fn, ref", DECOMPOSITIONS, ids=[d[0] for d in DECOMPOSITIONS])
