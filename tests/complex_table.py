@@ -367,7 +367,8 @@ for _shape in ((4, 3), (3, 4)):
 case("linalg.lstsq_x", lambda a, b: fg.linalg.lstsq(a, b)[0], [((5, 3), "cplx"), ((5, 2), "cplx")],
      lambda m: (lambda a, b: m.linalg.lstsq(a, b)[0]), op="lstsq",
      torch=lambda a, b: _t().linalg.pinv(a) @ b, autograd=False)
-case("linalg.lstsq_vector", lambda a, b: fg.linalg.lstsq(a, b)[0], [((4, 2), "cplx"), ((4,), "cplx")],
+case("linalg.lstsq_vector", lambda a, b: fg.linalg.lstsq(a, b)[0],
+     [((4, 2), "cplx"), ((4,), "cplx")],
      lambda m: (lambda a, b: m.linalg.lstsq(a, b)[0]), op="lstsq", autograd=False)
 case("linalg.lstsq_residuals", lambda a, b: fg.linalg.lstsq(a, b)[1],
      [((5, 3), "cplx"), ((5, 2), "cplx")], lambda m: (lambda a, b: m.linalg.lstsq(a, b)[1]),
@@ -520,3 +521,16 @@ for _name, _domain in (("gamma", "cpos"), ("rgamma", "cpos"), ("erf", "cplx"), (
          lambda m, n=_name: getattr(_special(m), n), op=_name,
          autograd=_name not in ("ndtr", "log_ndtr"),   # (autograd has no ndtr rules)
          order2=_name in ("erf", "erfc"))
+
+# logsumexp, softmax, log_softmax: holomorphic (shifted by a constant, which cancels)
+for _axis in (None, 1, (0, 1)):
+    for _name in ("logsumexp", "softmax", "log_softmax"):
+        case(f"scipy.special.{_name}_{_axis}",
+             lambda x, n=_name, a=_axis: getattr(_fsp(), n)(x, axis=a), [((2, 3), "cplx")],
+             lambda m, n=_name, a=_axis: (lambda x: getattr(_special(m), n)(x, axis=a)),
+             op=_name, autograd=False)
+case("logsumexp", lambda x: fg.logsumexp(x, axis=0), [((3, 2), "cplx")],
+     lambda m: (lambda x: _special(m).logsumexp(x, axis=0)),
+     torch=lambda x: _t().logsumexp(x, 0))
+case("softmax", lambda x: fg.softmax(x), [((2, 3), "cplx")],
+     lambda m: (lambda x: _special(m).softmax(x, axis=-1)), autograd=False)

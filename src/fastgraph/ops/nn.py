@@ -54,7 +54,7 @@ softmax = defop("softmax", _softmax_forward,
                 lambda g, ans, x, axis: ans * (g - F.sum(g * ans, axis=axis, keepdims=True)),
                 function=softmax,
                 shape=lambda shapes, axis, **_: _same_checking_axis(shapes, axis, "softmax"),
-                exports=TOP, methods=True)
+                exports=TOP, methods=True, complex_vjps=True)
 
 
 def log_softmax(x, axis: int = -1):
@@ -67,7 +67,7 @@ log_softmax = defop("log_softmax", _log_softmax_forward,
                     function=log_softmax,
                     shape=lambda shapes, axis, **_: _same_checking_axis(shapes, axis,
                                                                         "log_softmax"),
-                    exports=TOP, methods=True)
+                    exports=TOP, methods=True, complex_vjps=True)
 
 
 def _pick_forward(x, labels):

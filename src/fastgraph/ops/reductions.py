@@ -134,6 +134,9 @@ def _std_vjp(g, ans, x, axis, keepdims, ddof=0):
 
 def _logsumexp_forward(x, axis=None, keepdims=False):
     x = np.asarray(x)
+    if x.dtype.kind == "c":     # SciPy's (shifted by the largest real part)
+        import scipy.special
+        return scipy.special.logsumexp(x, axis=axis, keepdims=keepdims)
     if x.dtype.kind != "f":
         x = x.astype(np.float64)
     m = np.max(x, axis=axis, keepdims=True) if x.size else np.zeros((1,) * x.ndim, x.dtype)
@@ -190,7 +193,8 @@ min = defop("min", np.min, _extreme_vjp, function=_reducer("min"),  # noqa: A001
             exports=TOP + (("numpy", "amin"),), methods=True)
 logsumexp = defop("logsumexp", _logsumexp_forward, _logsumexp_vjp,
                   function=_reducer("logsumexp"), shape=_reduce_rule("logsumexp"),
-                  exports=TOP, methods=True)   # (scipy.special's, with b=: ops/special.py)
+                  exports=TOP, methods=True,
+                  complex_vjps=True)   # (scipy.special's, with b=: ops/special.py)
 
 
 def var(x, axis=None, keepdims: bool = False, ddof: int = 0):
