@@ -534,3 +534,14 @@ case("logsumexp", lambda x: fg.logsumexp(x, axis=0), [((3, 2), "cplx")],
      torch=lambda x: _t().logsumexp(x, 0))
 case("softmax", lambda x: fg.softmax(x), [((2, 3), "cplx")],
      lambda m: (lambda x: _special(m).softmax(x, axis=-1)), autograd=False)
+case("scipy.inv_her", lambda a: _fsl().inv(_herm(fg)(a), assume_a="her", lower=True),
+     [((3, 3), "cmat")],
+     lambda m: (lambda a: _sp(m).inv(_herm(m)(a), assume_a="her", lower=True)),
+     op="scipy_inv", autograd=False)
+case("scipy.inv_sym", lambda a: _fsl().inv((a + fg.transpose(a)) * 0.5, assume_a="sym"),
+     [((3, 3), "cmat")],
+     lambda m: (lambda a: _sp(m).inv((a + m.transpose(a)) * 0.5, assume_a="sym")),
+     op="scipy_inv", autograd=False)
+case("scipy.inv_lower_triangular", lambda a: _fsl().inv(a, assume_a="lower triangular"),
+     [((3, 3), "cmat")], lambda m: (lambda a: _sp(m).inv(a, assume_a="lower triangular")),
+     op="scipy_inv", autograd=False)
