@@ -8,7 +8,8 @@ is written with fastgraph ops, so gradients of any order work.  ``overwrite_a``/
 are accepted and never overwrite anything (SciPy does not promise to either).  The triangular
 and banded solvers read only the part of their matrix that SciPy reads, and the gradient is
 zero on the rest; ``cholesky``/``cho_factor`` give the symmetric gradient (as
-``numpy.linalg.cholesky``).
+``numpy.linalg.cholesky``; Hermitian for complex matrices).  Complex matrices are
+differentiable in HIPS autograd's convention.
 """
 from __future__ import annotations
 
@@ -417,9 +418,9 @@ def _lu_solve_vjp_b(g, ans, lu, piv, b, trans, check_finite):
 
 
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
-    """Solve ``a x = b`` (``trans`` 1/'T': ``a^T x = b``) from :func:`lu_factor`'s
-    ``(lu, piv)``, SciPy's ``scipy.linalg.lu_solve`` (LAPACK ``getrs``).  Differentiable in
-    ``lu`` and ``b``.
+    """Solve ``a x = b`` (``trans`` 1/'T': ``a^T x = b``, 2/'C': ``a^H x = b``) from
+    :func:`lu_factor`'s ``(lu, piv)``, SciPy's ``scipy.linalg.lu_solve`` (LAPACK ``getrs``).
+    Differentiable in ``lu`` and ``b``.
 
         >>> spla.lu_solve(spla.lu_factor(fg.tensor([[1.0, 2.0], [3.0, 4.0]])),
         ...               fg.tensor([1.0, 1.0]))  # doctest: +SKIP
