@@ -363,10 +363,10 @@ case("linalg.norm_keepdims", lambda x: fg.linalg.norm(x, axis=(0, 2), keepdims=T
 for _shape in ((4, 3), (3, 4)):
     case(f"linalg.pinv_{_shape[0]}x{_shape[1]}", fg.linalg.pinv, [(_shape, "cplx")],
          lambda m: m.linalg.pinv, op="pinv", torch=lambda a: _t().linalg.pinv(a),
-         autograd=False)   # (autograd's rule transposes without conjugating)
+         autograd=False, order2=_shape == (4, 3))   # (autograd's rule transposes without conjugating)
 case("linalg.lstsq_x", lambda a, b: fg.linalg.lstsq(a, b)[0], [((5, 3), "cplx"), ((5, 2), "cplx")],
      lambda m: (lambda a, b: m.linalg.lstsq(a, b)[0]), op="lstsq",
-     torch=lambda a, b: _t().linalg.pinv(a) @ b, autograd=False)
+     torch=lambda a, b: _t().linalg.pinv(a) @ b, autograd=False, order2=True)
 case("linalg.lstsq_vector", lambda a, b: fg.linalg.lstsq(a, b)[0],
      [((4, 2), "cplx"), ((4,), "cplx")],
      lambda m: (lambda a, b: m.linalg.lstsq(a, b)[0]), op="lstsq", autograd=False)
@@ -380,7 +380,8 @@ for _p in (None, -2, "fro", 1, np.inf):
     case(f"linalg.cond_{_p}", lambda a, p=_p: fg.linalg.cond(a, p), [((3, 3), "cmat")],
          lambda m, p=_p: (lambda a: m.linalg.cond(a, p)), op="cond",
          torch=(lambda a, p=_p: _t().linalg.cond(a, p)) if _p in (None, -2) else None,
-         real_out=True, autograd=False)   # (PyTorch's backward of the other orders fails)
+         real_out=True, autograd=False,   # (PyTorch's backward of the other orders fails)
+         order2=_p in (None, "fro"))
 for _n in (3, -2):
     case(f"linalg.matrix_power_{_n}", lambda a, n=_n: fg.linalg.matrix_power(a, n),
          [((3, 3), "cmat")], lambda m, n=_n: (lambda a: m.linalg.matrix_power(a, n)),
@@ -412,7 +413,8 @@ for _trans in (0, 1, 2):
              lambda a, b, t=_trans, lo=_lower: _fsl().solve_triangular(a, b, trans=t, lower=lo),
              [((3, 3), "cmat"), ((3, 2), "cplx")],
              lambda m, t=_trans, lo=_lower: (lambda a, b: _sp(m).solve_triangular(
-                 a, b, trans=t, lower=lo)), op="solve_triangular", autograd=False)
+                 a, b, trans=t, lower=lo)), op="solve_triangular", autograd=False,
+             order2=_trans == 2 and not _lower)
 case("scipy.solve_triangular_vector", lambda a, b: _fsl().solve_triangular(a, b, lower=True),
      [((3, 3), "cmat"), ((3,), "cplx")],
      lambda m: (lambda a, b: _sp(m).solve_triangular(a, b, lower=True)), op="solve_triangular",
@@ -421,7 +423,7 @@ for _lower in (False, True):
     case(f"scipy.cholesky{'_lower' if _lower else ''}",
          lambda a, lo=_lower: _fsl().cholesky(_herm(fg)(a), lower=lo), [((3, 3), "chpd")],
          lambda m, lo=_lower: (lambda a: _sp(m).cholesky(_herm(m)(a), lower=lo)),
-         op="scipy_cholesky", autograd=False,
+         op="scipy_cholesky", autograd=False, order2=_lower,
          torch=lambda a, lo=_lower: _t().linalg.cholesky(_th(a), upper=not lo))
     case(f"scipy.cho_factor{'_lower' if _lower else ''}",
          lambda a, lo=_lower: _fsl().cho_factor(_herm(fg)(a), lower=lo)[0], [((3, 3), "chpd")],
@@ -430,7 +432,7 @@ for _lower in (False, True):
     case(f"scipy.cho_solve{'_lower' if _lower else ''}",
          lambda c, b, lo=_lower: _fsl().cho_solve((c, lo), b), [((3, 3), "cmat"), ((3, 2), "cplx")],
          lambda m, lo=_lower: (lambda c, b: _sp(m).cho_solve((c, lo), b)), op="cho_solve",
-         autograd=False)
+         autograd=False, order2=not _lower)
 case("scipy.cho_solve_vector", lambda c, b: _fsl().cho_solve((c, True), b),
      [((3, 3), "cmat"), ((3,), "cplx")],
      lambda m: (lambda c, b: _sp(m).cho_solve((c, True), b)), op="cho_solve", autograd=False,
@@ -442,12 +444,12 @@ for _trans in (0, 1, 2):
          lambda a, b, t=_trans: _fsl().lu_solve(_fsl().lu_factor(a), b, trans=t),
          [((3, 3), "cplx"), ((3, 2), "cplx")],
          lambda m, t=_trans: (lambda a, b: _sp(m).lu_solve(_sp(m).lu_factor(a), b, trans=t)),
-         op="lu_solve", autograd=False)
+         op="lu_solve", autograd=False, order2=_trans == 2)
 case("scipy.expm", lambda a: _fsl().expm(a * 0.5), [((3, 3), "cplx")],
-     lambda m: (lambda a: _sp(m).expm(a * 0.5)), op="expm", autograd=False, order2=False,
+     lambda m: (lambda a: _sp(m).expm(a * 0.5)), op="expm", autograd=False, order2=True,
      torch=lambda a: _t().linalg.matrix_exp(a * 0.5))
 case("scipy.sqrtm", lambda a: _fsl().sqrtm(a), [((3, 3), "cmat")],
-     lambda m: (lambda a: _sp(m).sqrtm(a)), op="sqrtm",
+     lambda m: (lambda a: _sp(m).sqrtm(a)), op="sqrtm", order2=True,
      autograd=False)   # (autograd's rule keeps the real part)
 case("scipy.solve_sylvester", lambda a, b, q: _fsl().solve_sylvester(a, b, q),
      [((3, 3), "cmat"), ((2, 2), "cmat"), ((3, 2), "cplx")],
@@ -456,7 +458,7 @@ case("scipy.solve_sylvester", lambda a, b, q: _fsl().solve_sylvester(a, b, q),
 case("scipy.solve_banded", lambda ab, b: _fsl().solve_banded((1, 1), ab + 3.0, b),
      [((3, 4), "cplx"), ((4, 2), "cplx")],
      lambda m: (lambda ab, b: _sp(m).solve_banded((1, 1), ab + 3.0, b)), op="solve_banded",
-     autograd=False)
+     autograd=False, order2=True)
 case("scipy.block_diag", lambda a, b: _fsl().block_diag(a, b), [((2, 2), "cplx"), ((3,), "cplx")],
      lambda m: (lambda a, b: _sp(m).block_diag(a, b)), op="block_diag", autograd=False)
 case("scipy.det", lambda a: _fsl().det(a), [((3, 3), "cmat")],
@@ -467,7 +469,7 @@ case("scipy.inv", lambda a: _fsl().inv(a), [((3, 3), "cmat")],
      torch=lambda a: _t().linalg.inv(a))
 case("scipy.inv_pos", lambda a: _fsl().inv(_herm(fg)(a), assume_a="pos"), [((3, 3), "chpd")],
      lambda m: (lambda a: _sp(m).inv(_herm(m)(a), assume_a="pos")), op="scipy_inv",
-     autograd=False, torch=lambda a: _t().linalg.inv(_th(a)))
+     autograd=False, torch=lambda a: _t().linalg.inv(_th(a)), order2=True)
 
 
 # scipy.signal.convolve: bilinear, so its VJPs (convolutions with the other operand flipped)
@@ -528,12 +530,12 @@ for _axis in (None, 1, (0, 1)):
         case(f"scipy.special.{_name}_{_axis}",
              lambda x, n=_name, a=_axis: getattr(_fsp(), n)(x, axis=a), [((2, 3), "cplx")],
              lambda m, n=_name, a=_axis: (lambda x: getattr(_special(m), n)(x, axis=a)),
-             op=_name, autograd=False)
+             op=_name, autograd=False, order2=_axis == 1)
 case("logsumexp", lambda x: fg.logsumexp(x, axis=0), [((3, 2), "cplx")],
      lambda m: (lambda x: _special(m).logsumexp(x, axis=0)),
      torch=lambda x: _t().logsumexp(x, 0))
 case("softmax", lambda x: fg.softmax(x), [((2, 3), "cplx")],
-     lambda m: (lambda x: _special(m).softmax(x, axis=-1)), autograd=False)
+     lambda m: (lambda x: _special(m).softmax(x, axis=-1)), autograd=False, order2=True)
 case("scipy.inv_her", lambda a: _fsl().inv(_herm(fg)(a), assume_a="her", lower=True),
      [((3, 3), "cmat")],
      lambda m: (lambda a: _sp(m).inv(_herm(m)(a), assume_a="her", lower=True)),

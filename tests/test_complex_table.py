@@ -1,7 +1,8 @@
 """The complex op table (``tests/complex_table.py``), line by line: values against NumPy,
 gradients against central finite differences on the real and imaginary parts, against HIPS
 autograd (whose convention fastgraph follows) and PyTorch (the conjugate), second derivatives
-against autograd, static graphs (every pass on, and off) and ``fg.function`` against eager; and
+against autograd (where it has no rule, against central differences of the gradient), static
+graphs (every pass on, and off) and ``fg.function`` against eager; and
 the refusals: an op whose VJPs do not hold for complex values raises rather than differentiate
 through them, and the fuse pass leaves complex steps to NumPy."""
 from __future__ import annotations
@@ -18,7 +19,8 @@ from complex_table import CASES, make_inputs
 
 PARAMS = [pytest.param(c, id=c.name) for c in CASES]
 AUTOGRAD = [pytest.param(c, id=c.name) for c in CASES if c.autograd]
-ORDER2 = [pytest.param(c, id=c.name) for c in CASES if c.order2]
+ORDER2 = [pytest.param(c, id=c.name) for c in CASES if c.order2 and c.autograd]
+ORDER2_FD = [pytest.param(c, id=c.name) for c in CASES if c.order2 and not c.autograd]
 TORCH = [pytest.param(c, id=c.name) for c in CASES if c.torch is not None]
 STATIC = [pytest.param(c, id=c.name) for c in CASES if c.op != "real_if_close"]
 
@@ -138,6 +140,36 @@ def test_second_derivatives_match_autograd(case):
         expected = autograd.grad(
             lambda x: first(anp, ag_grads, arrays[:i] + [x] + arrays[i + 1:]))(arrays[i])
         np.testing.assert_allclose(t.grad.data, expected, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("case", ORDER2_FD)
+def test_second_derivatives_match_finite_differences(case):
+    """Where autograd has no rule: the derivative of <v, gradient> against central differences
+    of fastgraph's own first-order gradient (itself checked against finite differences)."""
+    arrays = make_inputs(case)
+    wr, wi = _weights(case, arrays)
+    rng = np.random.default_rng(5)
+    vs = [rng.standard_normal(a.shape) + 1j * rng.standard_normal(a.shape) for a in arrays]
+
+    def pairing(xs):
+        _, gs = _eager(case, xs, wr, wi)
+        return float(sum(np.sum((g * v).real) for g, v in zip(gs, vs)))
+
+    ts = [fg.tensor(a, requires_grad=True) for a in arrays]
+    gs = fg.autograd.grad(_loss(fg, case.fn(*ts), wr, wi), ts, create_graph=True)
+    fg.sum(fg.stack([fg.sum(fg.real(g * v)) for g, v in zip(gs, vs)])).backward()
+    eps = 1e-6
+    for i, (a, t) in enumerate(zip(arrays, ts)):
+        fd = np.zeros(a.shape, dtype=a.dtype)
+        for idx in np.ndindex(a.shape):
+            for unit in ((1.0, 1j) if a.dtype.kind == "c" else (1.0,)):
+                hi = [b.copy() for b in arrays]
+                lo = [b.copy() for b in arrays]
+                hi[i][idx] += eps * unit
+                lo[i][idx] -= eps * unit
+                d = (pairing(hi) - pairing(lo)) / (2 * eps)
+                fd[idx] += d if unit == 1.0 else -1j * d
+        np.testing.assert_allclose(t.grad.data, fd, rtol=1e-6, atol=1e-7)
 
 
 def _static(case, arrays, wr, wi, disable=()):
