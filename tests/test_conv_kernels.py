@@ -30,7 +30,8 @@ def _step(x, w, b, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", [((16, 3, 20, 20), (8, 3, 3, 3)),     # one product a sample
+@pytest.mark.parametrize("shape", [((16, 3, 20, 20), (8, 3, 3, 3)),     # folds of 9 and 7 samples
+                                   ((10, 3, 20, 20), (8, 3, 3, 3)),     # a last fold of one
                                    ((8, 16, 24, 24), (32, 16, 3, 3))])  # tiles of output rows
 def test_one_thread_equals_two_threads(threads, dtype, shape, rng):
     xs, ws = shape
@@ -48,6 +49,32 @@ def test_tiling_depends_on_shapes_only():
     rows, threaded = C.tiling(32, 144, 24, 24)             # 32 * 144 * 24 per row
     assert threaded and rows * 32 * 144 * 24 <= C.SINGLE_THREAD_MNK
     assert C.tiling(512, 4608, 14, 14) == (14, False)      # one row is past the bound: BLAS's threads
+
+
+def test_folding_depends_on_shapes_only():
+    # LeNet's second layer: 6 samples of 16 x 200 weights by 100 positions in one product
+    assert C.folding(64, 16, 200, 100, 4) == 6
+    assert C.folding(64, 16, 200, 100, 8) == 3                 # float64: half as many
+    assert C.folding(4, 8, 25, 784, 4) == 4                    # never more than the batch
+    assert C.folding(64, 64, 4608, 196, 4) == 1                # one sample fills the budget
+    assert C._policy(64, 16, 200, (10, 10), np.dtype(np.float32)) == (10, True, 6)
+    assert C._policy(8, 512, 4608, (14, 14), np.dtype(np.float32)) == (14, False, 1)
+
+
+@pytest.mark.parametrize("geometry", [dict(padding=2), dict(stride=2, padding=1),
+                                      dict(dilation=2, groups=2)])
+def test_folded_products_equal_one_product_a_sample(monkeypatch, geometry, rng):
+    """Side-by-side samples give the values and gradients of one product per sample (up to
+    the order of the weight gradient's sums)."""
+    x = rng.standard_normal((11, 4, 13, 12))
+    w = rng.standard_normal((6, 4 // geometry.get("groups", 1), 5, 3)) * 0.2
+    monkeypatch.setattr(C, "FOLD_MAX", 4)                  # folds of 4, 4 and 3 samples
+    folded = _conv_and_grads(x, w, geometry)
+    monkeypatch.setattr(C, "FOLD_MAX", 1)
+    single = _conv_and_grads(x, w, geometry)
+    np.testing.assert_array_equal(folded[0], single[0])
+    np.testing.assert_array_equal(folded[1], single[1])
+    np.testing.assert_allclose(folded[2], single[2], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -156,3 +183,29 @@ def test_fuse_takes_bias_and_relu_into_the_convolution(bias_form, rng):
     assert "activation='relu'" in text and " relu(" not in text.split("[plan]")[1]
     assert "conv_bias" not in unfused.explain([loss] + grads, feed).split("[plan]")[1] or \
         bias_form == "conv2d"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("spatial,ceil_mode", [((8, 6), False), ((7, 9), False), ((8, 6), True),
+                                               ((2, 3), False)])
+def test_two_by_two_max_pool_equals_the_tables(dtype, spatial, ceil_mode, rng):
+    """The 2x2 stride-2 loop picks the tables' index: the first maximum, ties and NaN
+    included."""
+    from fastgraph.ops import pooling as P
+    x = rng.integers(-1, 2, (3, 4) + spatial).astype(dtype)    # many ties
+    x[0, 0, 0, :2] = np.nan
+    x[1, 2, 1, 1] = np.nan
+    x[2, 3] = -0.0
+    args = ((2, 2), (2, 2), (0, 0), (1, 1), ceil_mode)
+    assert P._pairs_of_pairs(x, *args)
+    generic = P._max_indices(x, P._max_tables(spatial, *args), (1, 1), 2)
+    np.testing.assert_array_equal(P._max_pool_indices_forward(x, *args), generic)
+
+
+def test_two_by_two_loop_is_only_for_windows_inside_the_planes():
+    from fastgraph.ops import pooling as P
+    x = np.zeros((1, 1, 7, 9))
+    assert not P._pairs_of_pairs(x, (2, 2), (2, 2), (0, 0), (1, 1), True)    # a partial window
+    assert not P._pairs_of_pairs(x, (2, 2), (2, 2), (1, 1), (1, 1), False)   # padding
+    assert not P._pairs_of_pairs(x, (2, 2), (1, 1), (0, 0), (1, 1), False)   # overlapping
+    assert not P._pairs_of_pairs(x[:, :, :1], (2, 2), (2, 2), (0, 0), (1, 1), False)

@@ -10,9 +10,11 @@ same steps with NumPy's functions instead.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import os
+import threading
 
 import numpy as np
 
@@ -22,7 +24,13 @@ from .kernels import blas as _blas
 SYMBOLS = ("scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_",
            "scipy_cblas_saxpy64_", "scipy_cblas_daxpy64_")
 
+#: the library's thread-count functions (``one_thread``), under scipy-openblas's names
+THREAD_SYMBOLS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_")
+
 _loaded: bool | None = None
+_threads: tuple | None = None       # (get, set) when the library has them
+_pin = threading.Lock()
+_pinned = [0, 0]                    # [blocks inside one_thread, the count to restore]
 
 
 def _numpy_blas_name() -> str:
@@ -69,4 +77,42 @@ def _load() -> bool:
     if not all(addresses):
         return False
     _blas.configure(*addresses)
+    global _threads
+    try:
+        get, set_ = (getattr(lib, s) for s in THREAD_SYMBOLS)
+    except AttributeError:
+        _threads = None
+    else:
+        get.restype, get.argtypes = ctypes.c_int, []
+        set_.restype, set_.argtypes = None, [ctypes.c_int]
+        _threads = (get, set_)
     return _blas.available()
+
+
+@contextlib.contextmanager
+def one_thread():
+    """NumPy's BLAS computes every product on its caller's thread inside the block (kernels
+    that run their own tasks on several threads make products past OpenBLAS's single-thread
+    bound); the thread count is restored when the last such block ends.  Nothing happens when
+    :func:`load` is false or the library cannot set its thread count.
+
+    >>> with one_thread():
+    ...     pass
+    """
+    threads = _threads if load() else None
+    if threads is None:
+        yield
+        return
+    with _pin:
+        if _pinned[0] == 0:
+            _pinned[1] = threads[0]()
+            if _pinned[1] != 1:
+                threads[1](1)
+        _pinned[0] += 1
+    try:
+        yield
+    finally:
+        with _pin:
+            _pinned[0] -= 1
+            if _pinned[0] == 0 and _pinned[1] != 1:
+                threads[1](_pinned[1])

@@ -6,16 +6,17 @@ Every array is 5-D, C-contiguous and of one float dtype (float32 or float64): th
 ``fastgraph.ops.conv`` makes those views, checks the arguments and chooses the tiling).
 
 The work is cut into *tasks* fixed by the shapes and the policy's ``tile_rows`` (output rows per
-``gemm``) and ``nchunks`` (weight-gradient partial sums), never by the thread count, and each
-task makes its own ``gemm`` calls in a fixed order, so results do not depend on how many threads
-run the tasks:
+``gemm``), ``fold`` (whole samples whose columns sit side by side in one ``gemm``, so that
+small per-sample products become fewer larger ones) and ``nchunks`` (weight-gradient partial
+sums), never by the thread count, and each task makes its own ``gemm`` calls in a fixed order,
+so results do not depend on how many threads run the tasks:
 
 * :func:`conv_forward` -- ``y[n, o] = sum_c w[o, c] * x[n, c]`` (cross-correlation, PyTorch's
-  ``conv``): per (sample, group, tile of output rows), the tile's columns of the input (im2col,
+  ``conv``): per (samples, group, tile of output rows), the tile's columns of the input (im2col,
   zeros where the window leaves the padded input) and ``y_tile = w_group @ col``; optionally the
   epilogue ``act(y + bias[o])`` on the tile while it is in cache (the values the separate
   ``add`` and ``relu`` steps compute, bit for bit);
-* :func:`conv_input_grad` -- the transposed convolution: per (sample, group), for each tile
+* :func:`conv_input_grad` -- the transposed convolution: per (samples, group), for each tile
   ``col = w_group.T @ u_tile`` and col2im adds the columns back into the input's positions
   (each task owns its sample's group of channels, and adds in a fixed order);
 * :func:`conv_weight_grad` -- the correlation of the input with the output gradient: per
@@ -62,6 +63,8 @@ cdef struct Geom:
                                     # matrix; output positions; output rows (OD * OH)
     int64_t S                       # input positions per channel (D * H * W)
     int64_t tile_rows, ntiles, tile_cols
+    int64_t fold, nfold             # samples side by side in one product (whole-sample tiles);
+                                    # groups of them (ceil(N / fold))
     bint direct                     # 1x1, unit strides, no padding: the input is the columns
 
 
@@ -71,7 +74,7 @@ def available() -> bool:
 
 
 cdef int _geom(Geom* g, cnp.ndarray x, cnp.ndarray w, cnp.ndarray y, tuple stride, tuple pad,
-               tuple dilation, int64_t groups, int64_t tile_rows) except -1:
+               tuple dilation, int64_t groups, int64_t tile_rows, int64_t fold) except -1:
     """Fill ``g`` from the arrays and parameters; ValueError where they do not fit together."""
     cdef int t = cnp.PyArray_TYPE(x)
     cdef cnp.ndarray a
@@ -111,6 +114,13 @@ cdef int _geom(Geom* g, cnp.ndarray x, cnp.ndarray w, cnp.ndarray y, tuple strid
     g.direct = (g.KD == 1 and g.KH == 1 and g.KW == 1 and g.sd == 1 and g.sh == 1 and g.sw == 1
                 and g.pd == 0 and g.ph == 0 and g.pw == 0 and g.OD == g.D and g.OH == g.H
                 and g.OW == g.W)
+    # folding needs whole-sample tiles and columns (a direct convolution reads the input)
+    if fold < 1 or g.ntiles > 1 or g.direct:
+        fold = 1
+    if fold > g.N:
+        fold = g.N if g.N > 0 else 1
+    g.fold = fold
+    g.nfold = (g.N + fold - 1) // fold
     return 0
 
 
@@ -142,63 +152,66 @@ cdef inline void _ow_range(const Geom* g, int64_t kw, int64_t* lo, int64_t* hi) 
     hi[0] = b
 
 
-cdef inline int64_t _input_row(const Geom* g, int64_t kd, int64_t kh, int64_t r) noexcept nogil:
-    """The offset in a channel of the input row that window position ``(kd, kh)`` of output row
-    ``r`` reads, or -1 where that row lies in the padding."""
-    cdef int64_t od = r // g.OH
-    cdef int64_t idd = od * g.sd - g.pd + kd * g.dd
-    cdef int64_t ih = (r - od * g.OH) * g.sh - g.ph + kh * g.dh
-    if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H:
-        return -1
-    return idd * g.H * g.W + ih * g.W
-
-
-cdef void _columns(const Geom* g, real* xg, real* col, int64_t r0, int64_t r1,
+cdef void _columns(const Geom* g, real* xg, real* col, int64_t ld, int64_t r0, int64_t r1,
                    bint back) noexcept nogil:
     """im2col, or with ``back`` its adjoint col2im.
 
     Forward: write the columns of output rows ``[r0, r1)`` of one sample's group of channels
-    ``xg`` (``Cg`` channels of ``S`` positions), ``col[(c, kd, kh, kw), (r - r0) * OW + ow]``,
-    zeros where the window reads padding.  Back: add those columns into ``xg``, in the same
-    order (so the sums are the same whatever the tiling of other tasks)."""
-    cdef int64_t c, kd, kh, kw, r, ow, lo, hi, at
-    cdef int64_t nc = (r1 - r0) * g.OW
+    ``xg`` (``Cg`` channels of ``S`` positions), ``col[(c, kd, kh, kw), (r - r0) * OW + ow]``
+    (rows ``ld`` apart: several samples' columns side by side), zeros where the window reads
+    padding.  Back: add those columns into ``xg``, in the same order (so the sums are the same
+    whatever the tiling of other tasks).  The output row's position is stepped along (no
+    division a row) and the short row copies are loops, not library calls."""
+    cdef int64_t c, kd, kh, kw, r, ow, lo, hi, od, oh, idd, ih
+    cdef int64_t OW = g.OW, OH = g.OH, sw = g.sw
+    cdef int64_t od0 = r0 // OH
+    cdef int64_t oh0 = r0 - od0 * OH
     cdef int64_t row = 0
-    cdef real* crow
     cdef real* d
     cdef real* s
+    cdef real* xc
     for c in range(g.Cg):
+        xc = xg + c * g.S
         for kd in range(g.KD):
             for kh in range(g.KH):
                 for kw in range(g.KW):
-                    crow = col + row * nc
+                    d = col + row * ld
                     row += 1
                     _ow_range(g, kw, &lo, &hi)
+                    od = od0
+                    oh = oh0
                     for r in range(r0, r1):
-                        d = crow + (r - r0) * g.OW
-                        at = _input_row(g, kd, kh, r)
-                        if at < 0 or lo >= hi:
+                        idd = od * g.sd - g.pd + kd * g.dd
+                        ih = oh * g.sh - g.ph + kh * g.dh
+                        oh += 1
+                        if oh == OH:
+                            oh = 0
+                            od += 1
+                        if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H or lo >= hi:
                             if not back:
-                                memset(d, 0, g.OW * sizeof(real))
+                                for ow in range(OW):
+                                    d[ow] = 0
+                            d += OW
                             continue
-                        s = xg + c * g.S + at + kw * g.dw - g.pw
-                        if back and g.sw == 1:
+                        s = xc + (idd * g.H + ih) * g.W + kw * g.dw - g.pw
+                        if back and sw == 1:
                             for ow in range(lo, hi):
                                 s[ow] += d[ow]
                         elif back:
                             for ow in range(lo, hi):
-                                s[ow * g.sw] += d[ow]
-                        if back:
-                            continue
-                        if lo > 0:
-                            memset(d, 0, lo * sizeof(real))
-                        if g.sw == 1:
-                            memcpy(d + lo, s + lo, (hi - lo) * sizeof(real))
+                                s[ow * sw] += d[ow]
                         else:
-                            for ow in range(lo, hi):
-                                d[ow] = s[ow * g.sw]
-                        if hi < g.OW:
-                            memset(d + hi, 0, (g.OW - hi) * sizeof(real))
+                            for ow in range(lo):
+                                d[ow] = 0
+                            if sw == 1:
+                                for ow in range(lo, hi):
+                                    d[ow] = s[ow]
+                            else:
+                                for ow in range(lo, hi):
+                                    d[ow] = s[ow * sw]
+                            for ow in range(hi, OW):
+                                d[ow] = 0
+                        d += OW
 
 
 cdef inline int64_t _tile_span(const Geom* g, int64_t tile, int64_t* r0) noexcept nogil:
@@ -223,76 +236,148 @@ cdef enum:
     _WEIGHT_GRAD = 2
 
 
+cdef inline void _bias_act(real* dst, const real* src, int64_t n, const real* bias, int64_t o,
+                           int act) noexcept nogil:
+    """``dst = act(src + bias[o])`` over ``n`` values (``dst`` may be ``src``)."""
+    cdef int64_t l
+    cdef real b
+    if bias == NULL and act == _ACT_NONE:
+        if dst != src:
+            memcpy(dst, src, n * sizeof(real))
+        return
+    b = bias[o] if bias != NULL else 0
+    if act == _ACT_RELU and bias != NULL:
+        for l in range(n):
+            dst[l] = _relu(src[l] + b)
+    elif act == _ACT_RELU:
+        for l in range(n):
+            dst[l] = _relu(src[l])
+    else:
+        for l in range(n):
+            dst[l] = src[l] + b
+
+
+cdef inline int64_t _fold_span(const Geom* g, int64_t group, int64_t* n0) noexcept nogil:
+    """The first sample of a ``group`` of folded samples (into ``n0``) and its size."""
+    cdef int64_t n1 = (group + 1) * g.fold
+    n0[0] = group * g.fold
+    if n1 > g.N:
+        n1 = g.N
+    return n1 - n0[0]
+
+
+cdef void _gather_planes(const Geom* g, const real* a, real* buf, int64_t n0, int64_t nb,
+                         int64_t gi) noexcept nogil:
+    """``buf[o, j * L + l] = a[n0 + j, gi * Og + o, l]``: a group of channels of ``nb``
+    output-shaped samples side by side."""
+    cdef int64_t j, o
+    for o in range(g.Og):
+        for j in range(nb):
+            memcpy(buf + (o * nb + j) * g.L, a + ((n0 + j) * g.O + gi * g.Og + o) * g.L,
+                   g.L * sizeof(real))
+
+
 cdef void _forward_task(const Geom* g, const real* x, const real* w, real* y, const real* bias,
                         int act, real* col, int64_t task) noexcept nogil:
-    """One (sample, group, tile of output rows): ``y_tile = w_group @ col``, then the epilogue."""
-    cdef int64_t ng = task // g.ntiles, r0
+    """One (group of folded samples, group of channels, tile of output rows): ``y_tile =
+    w_group @ col`` (the samples' columns side by side), then the epilogue."""
+    cdef int64_t ng = task // g.ntiles, r0, n0
     cdef int64_t nc = _tile_span(g, task % g.ntiles, &r0)
-    cdef int64_t n = ng // g.G, gi = ng - (ng // g.G) * g.G
-    cdef const real* xg = x + (n * g.C + gi * g.Cg) * g.S
-    cdef real* yt = y + (n * g.O + gi * g.Og) * g.L + r0 * g.OW
+    cdef int64_t chunk = ng // g.G, gi = ng - (ng // g.G) * g.G
+    cdef int64_t nb = _fold_span(g, chunk, &n0)
+    cdef int64_t ld = nb * nc, o, j
     cdef const real* wg = w + gi * g.Og * g.Kc
-    cdef int64_t o, l
-    cdef real b
-    cdef real* yr
+    cdef real* yt = y + (n0 * g.O + gi * g.Og) * g.L + r0 * g.OW
+    cdef real* buf
     if g.direct:
-        _gemm(False, False, g.Og, nc, g.Kc, wg, g.Kc, xg + r0 * g.OW, g.L, 0, yt, g.L)
+        _gemm(False, False, g.Og, nc, g.Kc, wg, g.Kc, x + (n0 * g.C + gi * g.Cg) * g.S
+              + r0 * g.OW, g.L, 0, yt, g.L)
     else:
-        _columns(g, <real*>xg, col, r0, r0 + nc // g.OW, False)
-        _gemm(False, False, g.Og, nc, g.Kc, wg, g.Kc, col, nc, 0, yt, g.L)
-    if bias == NULL and act == _ACT_NONE:
+        for j in range(nb):
+            _columns(g, <real*>x + ((n0 + j) * g.C + gi * g.Cg) * g.S, col + j * nc, ld, r0,
+                     r0 + nc // g.OW, False)
+    if nb == 1:
+        if not g.direct:
+            _gemm(False, False, g.Og, nc, g.Kc, wg, g.Kc, col, nc, 0, yt, g.L)
+        if bias == NULL and act == _ACT_NONE:
+            return
+        for o in range(g.Og):
+            _bias_act(yt + o * g.L, yt + o * g.L, nc, bias, gi * g.Og + o, act)
         return
-    for o in range(g.Og):
-        yr = yt + o * g.L
-        b = bias[gi * g.Og + o] if bias != NULL else 0
-        if act == _ACT_RELU and bias != NULL:
-            for l in range(nc):
-                yr[l] = _relu(yr[l] + b)
-        elif act == _ACT_RELU:
-            for l in range(nc):
-                yr[l] = _relu(yr[l])
-        else:
-            for l in range(nc):
-                yr[l] = yr[l] + b
+    # whole samples (nc == L): the product into scratch, then the epilogue writes y
+    buf = col + g.Kc * ld
+    _gemm(False, False, g.Og, ld, g.Kc, wg, g.Kc, col, ld, 0, buf, ld)
+    for j in range(nb):
+        for o in range(g.Og):
+            _bias_act(yt + (j * g.O + o) * g.L, buf + o * ld + j * g.L, g.L, bias, gi * g.Og + o,
+                      act)
 
 
 cdef void _input_grad_task(const Geom* g, const real* u, const real* w, real* dx, real* col,
                            int64_t task) noexcept nogil:
-    """One (sample, group): ``col = w_group.T @ u_tile`` and col2im, tile after tile."""
-    cdef int64_t n = task // g.G, gi = task - (task // g.G) * g.G
-    cdef real* dxg = dx + (n * g.C + gi * g.Cg) * g.S
+    """One (group of folded samples, group of channels): ``col = w_group.T @ u_tile`` and
+    col2im, tile after tile (folded: one product for the samples side by side)."""
+    cdef int64_t chunk = task // g.G, gi = task - (task // g.G) * g.G
+    cdef int64_t n0, nb = _fold_span(g, chunk, &n0)
+    cdef int64_t ld = nb * g.L, j
+    cdef real* dxg = dx + (n0 * g.C + gi * g.Cg) * g.S
     cdef const real* wg = w + gi * g.Og * g.Kc
     cdef int64_t tile, r0, nc
     cdef const real* ut
+    cdef real* ubuf
+    if nb > 1:
+        ubuf = col + g.Kc * ld
+        _gather_planes(g, u, ubuf, n0, nb, gi)
+        _gemm(True, False, g.Kc, ld, g.Og, wg, g.Kc, ubuf, ld, 0, col, ld)
+        for j in range(nb):
+            dxg = dx + ((n0 + j) * g.C + gi * g.Cg) * g.S
+            memset(dxg, 0, g.Cg * g.S * sizeof(real))
+            _columns(g, dxg, col + j * g.L, ld, 0, g.R, True)
+        return
     if not g.direct:
         memset(dxg, 0, g.Cg * g.S * sizeof(real))
     for tile in range(g.ntiles):
         nc = _tile_span(g, tile, &r0)
-        ut = u + (n * g.O + gi * g.Og) * g.L + r0 * g.OW
+        ut = u + (n0 * g.O + gi * g.Og) * g.L + r0 * g.OW
         if g.direct:
             _gemm(True, False, g.Kc, nc, g.Og, wg, g.Kc, ut, g.L, 0, dxg + r0 * g.OW, g.L)
         else:
             _gemm(True, False, g.Kc, nc, g.Og, wg, g.Kc, ut, g.L, 0, col, nc)
-            _columns(g, dxg, col, r0, r0 + nc // g.OW, True)
+            _columns(g, dxg, col, nc, r0, r0 + nc // g.OW, True)
 
 
 cdef void _weight_grad_task(const Geom* g, const real* x, const real* gy, real* part,
                             real* col, int64_t nchunks, int64_t task) noexcept nogil:
-    """One (chunk of samples, group): ``part_chunk = sum g_tile @ col.T`` in sample, tile order."""
+    """One (chunk of samples, group): ``part_chunk = sum g_tile @ col.T`` in sample, tile order
+    (folded: one product per ``fold`` samples of the chunk, side by side)."""
     cdef int64_t chunk = task // g.G, gi = task - (task // g.G) * g.G
     cdef int64_t per = (g.N + nchunks - 1) // nchunks
     cdef int64_t n0 = chunk * per, n1 = n0 + per
     if n1 > g.N:
         n1 = g.N
     cdef real* pw = part + (chunk * g.O + gi * g.Og) * g.Kc
-    cdef int64_t n, tile, r0, nc
+    cdef int64_t n, tile, r0, nc, nb, j, ld
     cdef const real* xg
     cdef const real* gt
+    cdef real* gbuf
     cdef real beta = 0
     if n0 >= n1:
         memset(pw, 0, g.Og * g.Kc * sizeof(real))
         return
-    for n in range(n0, n1):
+    n = n0
+    while n < n1:
+        nb = g.fold if n + g.fold <= n1 else n1 - n
+        if nb > 1:
+            ld = nb * g.L
+            gbuf = col + g.Kc * ld
+            for j in range(nb):
+                _columns(g, <real*>x + ((n + j) * g.C + gi * g.Cg) * g.S, col + j * g.L, ld, 0,
+                         g.R, False)
+            _gather_planes(g, gy, gbuf, n, nb, gi)
+            _gemm(False, True, g.Og, g.Kc, ld, gbuf, ld, col, ld, beta, pw, g.Kc)
+            beta = 1
+            n += nb
+            continue
         xg = x + (n * g.C + gi * g.Cg) * g.S
         for tile in range(g.ntiles):
             nc = _tile_span(g, tile, &r0)
@@ -300,9 +385,10 @@ cdef void _weight_grad_task(const Geom* g, const real* x, const real* gy, real* 
             if g.direct:
                 _gemm(False, True, g.Og, g.Kc, nc, gt, g.L, xg + r0 * g.OW, g.L, beta, pw, g.Kc)
             else:
-                _columns(g, <real*>xg, col, r0, r0 + nc // g.OW, False)
+                _columns(g, <real*>xg, col, nc, r0, r0 + nc // g.OW, False)
                 _gemm(False, True, g.Og, g.Kc, nc, gt, g.L, col, nc, beta, pw, g.Kc)
             beta = 1
+        n += 1
 
 
 cdef inline void _task(int kind, const Geom* g, const real* a, const real* b, real* out,
@@ -339,11 +425,13 @@ cdef int _run(int kind, Geom* g, real* a, real* b, real* out, real* bias, int ac
               int64_t nchunks, int nthreads) except -1:
     """Run every task of ``kind`` on at most ``nthreads`` threads, each with its own columns.
 
-    The tasks: (sample, group, tile) for the forward, (sample, group) for the input gradient,
-    (chunk, group) for the weight gradient, whose chunks' partial sums are added at the end."""
-    cdef int64_t ntasks = g.N * g.G * g.ntiles if kind == _FORWARD else \
-        (g.N if kind == _INPUT_GRAD else nchunks) * g.G
-    cdef int64_t colsize = 0 if g.direct else g.Kc * g.tile_cols
+    The tasks: (folded samples, group, tile) for the forward, (folded samples, group) for the
+    input gradient, (chunk, group) for the weight gradient, whose chunks' partial sums are
+    added at the end.  Folded tasks also hold the output-shaped operand side by side."""
+    cdef int64_t ntasks = g.nfold * g.G * g.ntiles if kind == _FORWARD else \
+        (g.nfold if kind == _INPUT_GRAD else nchunks) * g.G
+    cdef int64_t colsize = 0 if g.direct else (
+        g.Kc * g.tile_cols if g.fold == 1 else (g.Kc + g.Og) * g.L * g.fold)
     cdef int64_t wsize = g.O * g.Kc, t
     if ntasks == 0:
         return 0
@@ -381,12 +469,12 @@ cdef void* _data(cnp.ndarray a):
 
 cdef int _prepare(Geom* g, str name, cnp.ndarray x, cnp.ndarray w, cnp.ndarray y,
                   cnp.ndarray out, tuple stride, tuple pad, tuple dilation, int64_t groups,
-                  int64_t tile_rows) except -1:
+                  int64_t tile_rows, int64_t fold) except -1:
     """Check BLAS and the arguments, fill ``g`` from the input ``x``-, weight ``w``- and output
     ``y``-shaped arrays; ``out`` is the one written."""
     if not gemm_available():
         raise RuntimeError("conv kernels need NumPy's BLAS (fastgraph._numpy_blas.load())")
-    _geom(g, x, w, y, stride, pad, dilation, groups, tile_rows)
+    _geom(g, x, w, y, stride, pad, dilation, groups, tile_rows, fold)
     if not cnp.PyArray_ISWRITEABLE(out):
         raise ValueError(f"{name}: the output is read-only")
     return 0
@@ -403,16 +491,17 @@ cdef int _run_typed(int kind, Geom* g, cnp.ndarray a, cnp.ndarray b, cnp.ndarray
 
 def conv_forward(cnp.ndarray x, cnp.ndarray w, cnp.ndarray y, tuple stride, tuple pad,
                  tuple dilation, int64_t groups, int64_t tile_rows, int nthreads,
-                 cnp.ndarray bias=None, int act=_ACT_NONE):
+                 cnp.ndarray bias=None, int act=_ACT_NONE, int64_t fold=1):
     """``y = conv(x, w)`` (then ``act(y + bias)``), written into ``y``.
 
     ``pad``: the leading paddings (the trailing ones are implied by ``y``'s shape); ``bias``:
-    ``O`` values of ``y``'s dtype, or None.
+    ``O`` values of ``y``'s dtype, or None; ``fold``: samples per product (columns side by
+    side), where a tile is a whole sample.
 
     >>> conv_forward(x, w, y, (1, 1, 1), (0, 2, 2), (1, 1, 1), 1, 0, 2)  # doctest: +SKIP
     """
     cdef Geom g
-    _prepare(&g, "conv_forward", x, w, y, y, stride, pad, dilation, groups, tile_rows)
+    _prepare(&g, "conv_forward", x, w, y, y, stride, pad, dilation, groups, tile_rows, fold)
     if act != _ACT_NONE and act != _ACT_RELU:
         raise ValueError(f"conv_forward: unknown activation code {act}")
     cdef void* pb = NULL
@@ -425,22 +514,25 @@ def conv_forward(cnp.ndarray x, cnp.ndarray w, cnp.ndarray y, tuple stride, tupl
 
 
 def conv_input_grad(cnp.ndarray u, cnp.ndarray w, cnp.ndarray dx, tuple stride, tuple pad,
-                    tuple dilation, int64_t groups, int64_t tile_rows, int nthreads):
+                    tuple dilation, int64_t groups, int64_t tile_rows, int nthreads,
+                    int64_t fold=1):
     """``dx = conv_transpose(u, w)``: the gradient of ``conv(x, w)`` with respect to ``x`` for
     the output gradient ``u``, written into ``dx`` (shaped like ``x``)."""
     cdef Geom g
-    _prepare(&g, "conv_input_grad", dx, w, u, dx, stride, pad, dilation, groups, tile_rows)
+    _prepare(&g, "conv_input_grad", dx, w, u, dx, stride, pad, dilation, groups, tile_rows,
+             fold)
     _run_typed(_INPUT_GRAD, &g, u, w, dx, NULL, _ACT_NONE, 1, nthreads)
 
 
 def conv_weight_grad(cnp.ndarray x, cnp.ndarray gy, cnp.ndarray dw, tuple stride, tuple pad,
                      tuple dilation, int64_t groups, int64_t tile_rows, int64_t nchunks,
-                     int nthreads):
+                     int nthreads, int64_t fold=1):
     """``dw``: the gradient of ``conv(x, w)`` with respect to ``w`` for the output gradient
     ``gy``, written into ``dw`` (shaped like ``w``); the samples are summed in ``nchunks``
     partial sums, added in order."""
     cdef Geom g
-    _prepare(&g, "conv_weight_grad", x, dw, gy, dw, stride, pad, dilation, groups, tile_rows)
+    _prepare(&g, "conv_weight_grad", x, dw, gy, dw, stride, pad, dilation, groups, tile_rows,
+             fold)
     if g.N == 0:
         dw.fill(0)
         return

@@ -6,7 +6,8 @@ computes, so regular, padded, ceil-mode and adaptive pools share the loops:
 * max pooling: window ``o`` along an axis reads ``start[o] + j * dilation`` for ``j <
   count[o]``, positions outside ``[0, n)`` skipped (PyTorch's implicit ``-inf`` padding);
   :func:`max_pool_indices` writes the flat index (into the plane) of the first maximum, NaN
-  winning as in PyTorch; :func:`take_pooled` gathers values at indices and
+  winning as in PyTorch (:func:`max_pool2x2_indices`: the same for 2x2 windows at stride 2,
+  without tables); :func:`take_pooled` gathers values at indices and
   :func:`scatter_pooled` adds gradients back (each plane in index order);
 * average pooling: window ``o`` sums ``[lo[o], hi[o])`` and divides by the product of the axes'
   ``count[o]`` (or ``divisor``); :func:`avg_pool_backward` spreads each gradient over its window.
@@ -157,6 +158,68 @@ def max_pool_indices(cnp.ndarray x, cnp.ndarray idx, tuple tabs, tuple dilation,
             _max_all[float](<float*>px, pi, tb, P, S, M, nthreads)
         else:
             _max_all[double](<double*>px, pi, tb, P, S, M, nthreads)
+
+
+cdef inline void _max2_step(real v, int64_t i, real* best, int64_t* best_i) noexcept nogil:
+    # the generic rule: a larger value, or the first NaN, replaces the best so far
+    if v > best[0] or (v != v and best[0] == best[0]):
+        best[0] = v
+        best_i[0] = i
+
+
+cdef void _max2x2_plane(const real* x, int64_t* idx, int64_t W, int64_t OH,
+                        int64_t OW) noexcept nogil:
+    """2x2 windows, stride 2, inside the plane: the first maximum of each, in the generic
+    order (row by row)."""
+    cdef int64_t oh, ow, i
+    cdef int64_t best_i
+    cdef real best
+    cdef const real* a
+    for oh in range(OH):
+        a = x + 2 * oh * W
+        for ow in range(OW):
+            i = 2 * oh * W + 2 * ow
+            best = a[2 * ow]
+            best_i = i
+            _max2_step(a[2 * ow + 1], i + 1, &best, &best_i)
+            _max2_step(a[W + 2 * ow], i + W, &best, &best_i)
+            _max2_step(a[W + 2 * ow + 1], i + W + 1, &best, &best_i)
+            idx[oh * OW + ow] = best_i
+
+
+cdef void _max2x2_all(const real* x, int64_t* idx, int64_t P, int64_t H, int64_t W,
+                      int64_t OH, int64_t OW, int nthreads) noexcept nogil:
+    cdef int64_t p
+    if nthreads <= 1 or P < 2:
+        for p in range(P):
+            _max2x2_plane(x + p * H * W, idx + p * OH * OW, W, OH, OW)
+    else:
+        for p in prange(P, num_threads=nthreads, schedule="static"):
+            _max2x2_plane(x + p * H * W, idx + p * OH * OW, W, OH, OW)
+
+
+def max_pool2x2_indices(cnp.ndarray x, cnp.ndarray idx, int nthreads):
+    """:func:`max_pool_indices` for 2x2 windows at stride 2 without padding or dilation (the
+    windows ``(2 oh + {0, 1}, 2 ow + {0, 1})``): planes ``x`` ``(P, H, W)``, ``idx`` ``(P, OH,
+    OW)`` with ``2 OH <= H`` and ``2 OW <= W``; the same indices, without the tables' checks."""
+    cdef int t = cnp.PyArray_TYPE(x)
+    if t != cnp.NPY_FLOAT32 and t != cnp.NPY_FLOAT64:
+        raise TypeError("max_pool2x2_indices takes float32 or float64 values")
+    _check(x, 3, t, "x")
+    _check(idx, 3, cnp.NPY_INT64, "idx")
+    cdef int64_t P = x.shape[0], H = x.shape[1], W = x.shape[2]
+    cdef int64_t OH = idx.shape[1], OW = idx.shape[2]
+    if idx.shape[0] != P or 2 * OH > H or 2 * OW > W:
+        raise ValueError("max_pool2x2_indices: the index array does not fit the planes")
+    if not cnp.PyArray_ISWRITEABLE(idx):
+        raise ValueError("max_pool2x2_indices: the output is read-only")
+    cdef void* px = cnp.PyArray_DATA(x)
+    cdef int64_t* pi = <int64_t*>cnp.PyArray_DATA(idx)
+    with nogil:
+        if t == cnp.NPY_FLOAT32:
+            _max2x2_all[float](<float*>px, pi, P, H, W, OH, OW, nthreads)
+        else:
+            _max2x2_all[double](<double*>px, pi, P, H, W, OH, OW, nthreads)
 
 
 cdef void _take(const real* x, const int64_t* idx, real* out, int64_t P, int64_t S, int64_t M,

@@ -23,6 +23,7 @@ adjoints: one ``einsum`` per kernel offset).
 """
 from __future__ import annotations
 
+import contextlib
 from math import prod
 
 import numpy as np
@@ -45,6 +46,11 @@ SINGLE_THREAD_MNK = 1 << 19
 WEIGHT_GRAD_CHUNKS = 16
 #: ... holding at most this many elements together
 WEIGHT_GRAD_PARTIALS = 1 << 22
+#: whole samples are folded side by side into one product while their columns and outputs
+#: together hold at most this many bytes (a core's cache) ...
+FOLD_BYTES = 1 << 19
+#: ... and at most this many samples
+FOLD_MAX = 16
 #: use the compiled kernels when NumPy's BLAS is there (a switch for tests)
 USE_KERNELS = True
 
@@ -164,10 +170,29 @@ def tiling(og: int, kc: int, rows: int, cols: int) -> tuple[int, bool]:
     return rows, False
 
 
-def _weight_grad_chunks(n: int, wsize: int, threaded: bool) -> int:
+def folding(n: int, og: int, kc: int, positions: int, itemsize: int) -> int:
+    """Samples whose columns sit side by side in one product (of ``og`` by ``kc`` weights and
+    ``positions`` output positions a sample), when a tile is a whole sample of a threaded
+    tiling: fewer, larger products than one a sample, their operands within
+    :data:`FOLD_BYTES`.  Such products may pass :data:`SINGLE_THREAD_MNK`: the kernels run
+    them with NumPy's BLAS on one thread (:func:`fastgraph._numpy_blas.one_thread`), each on
+    its task's thread.  Depends on the shapes only.
+
+        >>> folding(64, 16, 200, 100, 4)
+        6
+    """
+    per_sample = (kc + og) * positions * itemsize
+    return max(1, min(n, FOLD_MAX, FOLD_BYTES // max(per_sample, 1)))
+
+
+def _weight_grad_chunks(n: int, wsize: int, threaded: bool, fold: int = 1) -> int:
+    """Partial sums of the weight gradient: each a whole number of folds of samples."""
     if not threaded:
         return 1
-    return max(1, min(n, WEIGHT_GRAD_CHUNKS, WEIGHT_GRAD_PARTIALS // max(wsize, 1)))
+    chunks = max(1, min(n, WEIGHT_GRAD_CHUNKS, WEIGHT_GRAD_PARTIALS // max(wsize, 1)))
+    per = -(-n // chunks)
+    per = -(-per // fold) * fold
+    return -(-n // per)
 
 
 def _geometry5(stride, padding, dilation):
@@ -193,12 +218,27 @@ def _run_conv(x, w, out_spatial, stride, padding, dilation, groups, bias=None, a
         return _apply_activation(y, act) if act is not None else y
     s5, p5, d5 = _geometry5(stride, padding, dilation)
     og, kc = o // groups, w.shape[1] * prod(w.shape[2:])
-    rows, threaded = tiling(og, kc, prod(out_spatial[:-1]), out_spatial[-1])
+    rows, threaded, fold = _policy(n, og, kc, out_spatial, dt)
     b = None if bias is None else np.ascontiguousarray(np.asarray(bias, dt).reshape(-1))
-    _k.conv_forward(_as5(x, dt), _as5(w, dt), y.reshape(_five(y.shape)), s5, p5, d5, groups,
-                    rows, _config.get_num_threads() if threaded else 1, b,
-                    _k.ACT_NONE if act is None else _k.ACTIVATIONS[act])
+    with _blas_threads(threaded):
+        _k.conv_forward(_as5(x, dt), _as5(w, dt), y.reshape(_five(y.shape)), s5, p5, d5, groups,
+                        rows, _config.get_num_threads() if threaded else 1, b,
+                        _k.ACT_NONE if act is None else _k.ACTIVATIONS[act], fold)
     return y
+
+
+def _policy(n, og, kc, out_spatial, dt):
+    """``(tile_rows, threaded, fold)`` of a convolution's kernels."""
+    rows = prod(out_spatial[:-1])
+    tile_rows, threaded = tiling(og, kc, rows, out_spatial[-1])
+    fold = folding(n, og, kc, prod(out_spatial), dt.itemsize) \
+        if threaded and tile_rows == rows else 1
+    return tile_rows, threaded, fold
+
+
+def _blas_threads(threaded):
+    """Threaded tilings compute every product on the task's own thread."""
+    return _numpy_blas.one_thread() if threaded else contextlib.nullcontext()
 
 
 def _five(shape):
@@ -214,18 +254,18 @@ def _apply_activation(y, act):
 def _run_input_grad(u, w, spatial, stride, padding, dilation, groups):
     dt = _float_dtype("conv_transpose", u, w)
     n, c = u.shape[0], w.shape[1] * groups
-    dx = np.zeros((n, c) + tuple(spatial), dt)
-    if dx.size == 0 or u.shape[1] == 0 or u.size == 0:
-        return dx
+    if n * c * prod(spatial) == 0 or u.shape[1] == 0 or u.size == 0:
+        return np.zeros((n, c) + tuple(spatial), dt)
+    dx = np.empty((n, c) + tuple(spatial), dt)     # the kernels write every position
     if not _kernels_ready():
         return conv_transpose_numpy(u.astype(dt, copy=False), w.astype(dt, copy=False), spatial,
                                     stride, padding, dilation, groups)
     s5, p5, d5 = _geometry5(stride, padding, dilation)
     og, kc = w.shape[0] // groups, w.shape[1] * prod(w.shape[2:])
-    out_spatial = u.shape[2:]
-    rows, threaded = tiling(og, kc, prod(out_spatial[:-1]), out_spatial[-1])
-    _k.conv_input_grad(_as5(u, dt), _as5(w, dt), dx.reshape(_five(dx.shape)), s5, p5, d5,
-                       groups, rows, _config.get_num_threads() if threaded else 1)
+    rows, threaded, fold = _policy(n, og, kc, u.shape[2:], dt)
+    with _blas_threads(threaded):
+        _k.conv_input_grad(_as5(u, dt), _as5(w, dt), dx.reshape(_five(dx.shape)), s5, p5, d5,
+                           groups, rows, _config.get_num_threads() if threaded else 1, fold)
     return dx
 
 
@@ -240,11 +280,12 @@ def _run_weight_grad(x, g, kernel, stride, padding, dilation, groups):
                                       kernel, stride, padding, dilation, groups)
     s5, p5, d5 = _geometry5(stride, padding, dilation)
     og, kc = o // groups, cg * prod(kernel)
-    out_spatial = g.shape[2:]
-    rows, threaded = tiling(og, kc, prod(out_spatial[:-1]), out_spatial[-1])
-    chunks = _weight_grad_chunks(x.shape[0], dw.size, threaded)
-    _k.conv_weight_grad(_as5(x, dt), _as5(g, dt), dw.reshape(_five(dw.shape)), s5, p5, d5,
-                        groups, rows, chunks, _config.get_num_threads() if threaded else 1)
+    rows, threaded, fold = _policy(x.shape[0], og, kc, g.shape[2:], dt)
+    chunks = _weight_grad_chunks(x.shape[0], dw.size, threaded, fold)
+    with _blas_threads(threaded):
+        _k.conv_weight_grad(_as5(x, dt), _as5(g, dt), dw.reshape(_five(dw.shape)), s5, p5, d5,
+                            groups, rows, chunks, _config.get_num_threads() if threaded else 1,
+                            fold)
     return dw
 
 

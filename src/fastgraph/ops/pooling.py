@@ -135,8 +135,29 @@ def _max_indices(x, tabs, dilation, nd):
 
 def _max_pool_indices_forward(x, kernel, stride, padding, dilation, ceil_mode):
     x = np.asarray(x)
+    if _pairs_of_pairs(x, kernel, stride, padding, dilation, ceil_mode):
+        return _max2x2_indices(x)
     tabs = _max_tables(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
     return _max_indices(x, tabs, dilation, len(kernel))
+
+
+def _pairs_of_pairs(x, kernel, stride, padding, dilation, ceil_mode):
+    """Whether a max pool is 2x2 windows at stride 2 inside every plane (the common pool,
+    with its own loop): no padding or dilation, and ``ceil_mode`` adds no partial window."""
+    if tuple(kernel) != (2, 2) or tuple(stride) != (2, 2) or tuple(padding) != (0, 0) or \
+            tuple(dilation) != (1, 1) or x.ndim != 4 or x.size == 0:
+        return False
+    h, w = x.shape[2:]
+    return h >= 2 and w >= 2 and (not ceil_mode or (h % 2 == 0 and w % 2 == 0))
+
+
+def _max2x2_indices(x):
+    x = _float("max_pool", x)
+    n, c, h, w = x.shape
+    idx = np.empty((n, c, h // 2, w // 2), np.int64)
+    planes = np.ascontiguousarray(x).reshape(n * c, h, w)
+    _k.max_pool2x2_indices(planes, idx.reshape(n * c, h // 2, w // 2), _nthreads(x.size))
+    return idx
 
 
 def _adaptive_max_pool_indices_forward(x, output_size):
