@@ -152,6 +152,50 @@ cdef inline void _ow_range(const Geom* g, int64_t kw, int64_t* lo, int64_t* hi) 
     hi[0] = b
 
 
+cdef inline void _plane_rows(const Geom* g, real* xc, real* d, int64_t kdoff, int64_t khoff,
+                             int64_t kwoff, int64_t lo, int64_t hi, int64_t r0, int64_t r1,
+                             bint back) noexcept nogil:
+    """One column row of :func:`_columns` when the output has one depth (1-d and 2-d
+    convolutions): the output rows whose input row is inside the input form one range, copied
+    (or added back) row after row; the rows above and below it are zeros."""
+    cdef int64_t OW = g.OW, sh = g.sh, sw = g.sw, rlo = r1, rhi = r1, first, last, r, ow
+    cdef real* s
+    cdef real* dr
+    if 0 <= kdoff < g.D and lo < hi:
+        first = (-khoff + sh - 1) // sh if khoff < 0 else 0
+        last = (g.H - 1 - khoff) // sh + 1 if g.H - 1 - khoff >= 0 else 0
+        rlo = first if first > r0 else r0
+        rhi = last if last < r1 else r1
+        if rhi < rlo:
+            rhi = rlo
+    if not back:
+        if rlo > r0:
+            memset(d, 0, (rlo - r0) * OW * sizeof(real))
+        if rhi < r1:
+            memset(d + (rhi - r0) * OW, 0, (r1 - rhi) * OW * sizeof(real))
+    s = xc + (kdoff * g.H + rlo * sh + khoff) * g.W + kwoff
+    dr = d + (rlo - r0) * OW
+    for r in range(rlo, rhi):
+        if back and sw == 1:
+            for ow in range(lo, hi):
+                s[ow] += dr[ow]
+        elif back:
+            for ow in range(lo, hi):
+                s[ow * sw] += dr[ow]
+        else:
+            if lo > 0:
+                memset(dr, 0, lo * sizeof(real))
+            if sw == 1:
+                memcpy(dr + lo, s + lo, (hi - lo) * sizeof(real))
+            else:
+                for ow in range(lo, hi):
+                    dr[ow] = s[ow * sw]
+            if hi < OW:
+                memset(dr + hi, 0, (OW - hi) * sizeof(real))
+        s += sh * g.W
+        dr += OW
+
+
 cdef void _columns(const Geom* g, real* xg, real* col, int64_t ld, int64_t r0, int64_t r1,
                    bint back) noexcept nogil:
     """im2col, or with ``back`` its adjoint col2im.
@@ -161,39 +205,45 @@ cdef void _columns(const Geom* g, real* xg, real* col, int64_t ld, int64_t r0, i
     (rows ``ld`` apart: several samples' columns side by side), zeros where the window reads
     padding.  Back: add those columns into ``xg``, in the same order (so the sums are the same
     whatever the tiling of other tasks).  The output row's position is stepped along (no
-    division a row) and the short row copies are loops, not library calls."""
+    division a row) and the geometry is held in locals across the row copies."""
     cdef int64_t c, kd, kh, kw, r, ow, lo, hi, od, oh, idd, ih
-    cdef int64_t OW = g.OW, OH = g.OH, sw = g.sw
+    cdef int64_t OW = g.OW, OH = g.OH, sw = g.sw, sd = g.sd, sh = g.sh
+    cdef int64_t D = g.D, H = g.H, W = g.W
     cdef int64_t od0 = r0 // OH
     cdef int64_t oh0 = r0 - od0 * OH
-    cdef int64_t row = 0
+    cdef int64_t row = 0, kdoff, khoff, kwoff
     cdef real* d
     cdef real* s
     cdef real* xc
     for c in range(g.Cg):
         xc = xg + c * g.S
         for kd in range(g.KD):
+            kdoff = kd * g.dd - g.pd
             for kh in range(g.KH):
+                khoff = kh * g.dh - g.ph
                 for kw in range(g.KW):
+                    kwoff = kw * g.dw - g.pw
                     d = col + row * ld
                     row += 1
                     _ow_range(g, kw, &lo, &hi)
+                    if g.OD == 1:
+                        _plane_rows(g, xc, d, kdoff, khoff, kwoff, lo, hi, r0, r1, back)
+                        continue
                     od = od0
                     oh = oh0
                     for r in range(r0, r1):
-                        idd = od * g.sd - g.pd + kd * g.dd
-                        ih = oh * g.sh - g.ph + kh * g.dh
+                        idd = od * sd + kdoff
+                        ih = oh * sh + khoff
                         oh += 1
                         if oh == OH:
                             oh = 0
                             od += 1
-                        if idd < 0 or idd >= g.D or ih < 0 or ih >= g.H or lo >= hi:
+                        if idd < 0 or idd >= D or ih < 0 or ih >= H or lo >= hi:
                             if not back:
-                                for ow in range(OW):
-                                    d[ow] = 0
+                                memset(d, 0, OW * sizeof(real))
                             d += OW
                             continue
-                        s = xc + (idd * g.H + ih) * g.W + kw * g.dw - g.pw
+                        s = xc + (idd * H + ih) * W + kwoff
                         if back and sw == 1:
                             for ow in range(lo, hi):
                                 s[ow] += d[ow]
@@ -201,16 +251,15 @@ cdef void _columns(const Geom* g, real* xg, real* col, int64_t ld, int64_t r0, i
                             for ow in range(lo, hi):
                                 s[ow * sw] += d[ow]
                         else:
-                            for ow in range(lo):
-                                d[ow] = 0
+                            if lo > 0:
+                                memset(d, 0, lo * sizeof(real))
                             if sw == 1:
-                                for ow in range(lo, hi):
-                                    d[ow] = s[ow]
+                                memcpy(d + lo, s + lo, (hi - lo) * sizeof(real))
                             else:
                                 for ow in range(lo, hi):
                                     d[ow] = s[ow * sw]
-                            for ow in range(hi, OW):
-                                d[ow] = 0
+                            if hi < OW:
+                                memset(d + hi, 0, (OW - hi) * sizeof(real))
                         d += OW
 
 
