@@ -152,13 +152,36 @@ cdef inline void _ow_range(const Geom* g, int64_t kw, int64_t* lo, int64_t* hi) 
     hi[0] = b
 
 
+cdef inline void _row(real* s, real* d, int64_t lo, int64_t hi, int64_t OW, int64_t sw,
+                      bint back) noexcept nogil:
+    """One output row of a column row: ``d[ow] = s[ow * sw]`` for ``ow`` in ``[lo, hi)`` and
+    zeros around (or, with ``back``, ``s[ow * sw] += d[ow]``)."""
+    cdef int64_t ow
+    if back and sw == 1:
+        for ow in range(lo, hi):
+            s[ow] += d[ow]
+    elif back:
+        for ow in range(lo, hi):
+            s[ow * sw] += d[ow]
+    else:
+        if lo > 0:
+            memset(d, 0, lo * sizeof(real))
+        if sw == 1:
+            memcpy(d + lo, s + lo, (hi - lo) * sizeof(real))
+        else:
+            for ow in range(lo, hi):
+                d[ow] = s[ow * sw]
+        if hi < OW:
+            memset(d + hi, 0, (OW - hi) * sizeof(real))
+
+
 cdef inline void _plane_rows(const Geom* g, real* xc, real* d, int64_t kdoff, int64_t khoff,
                              int64_t kwoff, int64_t lo, int64_t hi, int64_t r0, int64_t r1,
                              bint back) noexcept nogil:
     """One column row of :func:`_columns` when the output has one depth (1-d and 2-d
     convolutions): the output rows whose input row is inside the input form one range, copied
     (or added back) row after row; the rows above and below it are zeros."""
-    cdef int64_t OW = g.OW, sh = g.sh, sw = g.sw, rlo = r1, rhi = r1, first, last, r, ow
+    cdef int64_t OW = g.OW, sh = g.sh, sw = g.sw, rlo = r1, rhi = r1, first, last, r
     cdef real* s
     cdef real* dr
     if 0 <= kdoff < g.D and lo < hi:
@@ -176,22 +199,7 @@ cdef inline void _plane_rows(const Geom* g, real* xc, real* d, int64_t kdoff, in
     s = xc + (kdoff * g.H + rlo * sh + khoff) * g.W + kwoff
     dr = d + (rlo - r0) * OW
     for r in range(rlo, rhi):
-        if back and sw == 1:
-            for ow in range(lo, hi):
-                s[ow] += dr[ow]
-        elif back:
-            for ow in range(lo, hi):
-                s[ow * sw] += dr[ow]
-        else:
-            if lo > 0:
-                memset(dr, 0, lo * sizeof(real))
-            if sw == 1:
-                memcpy(dr + lo, s + lo, (hi - lo) * sizeof(real))
-            else:
-                for ow in range(lo, hi):
-                    dr[ow] = s[ow * sw]
-            if hi < OW:
-                memset(dr + hi, 0, (OW - hi) * sizeof(real))
+        _row(s, dr, lo, hi, OW, sw, back)
         s += sh * g.W
         dr += OW
 
@@ -206,14 +214,13 @@ cdef void _columns(const Geom* g, real* xg, real* col, int64_t ld, int64_t r0, i
     padding.  Back: add those columns into ``xg``, in the same order (so the sums are the same
     whatever the tiling of other tasks).  The output row's position is stepped along (no
     division a row) and the geometry is held in locals across the row copies."""
-    cdef int64_t c, kd, kh, kw, r, ow, lo, hi, od, oh, idd, ih
+    cdef int64_t c, kd, kh, kw, r, lo, hi, od, oh, idd, ih
     cdef int64_t OW = g.OW, OH = g.OH, sw = g.sw, sd = g.sd, sh = g.sh
     cdef int64_t D = g.D, H = g.H, W = g.W
     cdef int64_t od0 = r0 // OH
     cdef int64_t oh0 = r0 - od0 * OH
     cdef int64_t row = 0, kdoff, khoff, kwoff
     cdef real* d
-    cdef real* s
     cdef real* xc
     for c in range(g.Cg):
         xc = xg + c * g.S
@@ -243,23 +250,7 @@ cdef void _columns(const Geom* g, real* xg, real* col, int64_t ld, int64_t r0, i
                                 memset(d, 0, OW * sizeof(real))
                             d += OW
                             continue
-                        s = xc + (idd * H + ih) * W + kwoff
-                        if back and sw == 1:
-                            for ow in range(lo, hi):
-                                s[ow] += d[ow]
-                        elif back:
-                            for ow in range(lo, hi):
-                                s[ow * sw] += d[ow]
-                        else:
-                            if lo > 0:
-                                memset(d, 0, lo * sizeof(real))
-                            if sw == 1:
-                                memcpy(d + lo, s + lo, (hi - lo) * sizeof(real))
-                            else:
-                                for ow in range(lo, hi):
-                                    d[ow] = s[ow * sw]
-                            if hi < OW:
-                                memset(d + hi, 0, (OW - hi) * sizeof(real))
+                        _row(xc + (idd * H + ih) * W + kwoff, d, lo, hi, OW, sw, back)
                         d += OW
 
 
