@@ -25,6 +25,7 @@ real      standard normal, real (mixed real and complex operands)
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import zlib
 from typing import Callable, Optional
 
@@ -392,21 +393,23 @@ case("linalg.multi_dot", lambda a, b, c: fg.linalg.multi_dot([a, b, c]),
      autograd=False, torch=lambda a, b, c: _t().linalg.multi_dot([a, b, c]))
 
 
+def _scipy_module(sub: str) -> Callable:
+    """``m -> scipy.<sub>`` for NumPy's reference, ``autograd.scipy.<sub>`` for autograd's."""
+    return lambda m: importlib.import_module(("scipy." if m is np else "autograd.scipy.") + sub)
+
+
+def _fastgraph_scipy(sub: str) -> Callable:
+    """``() -> fastgraph.scipy.<sub>``, imported when a row runs."""
+    return lambda: importlib.import_module("fastgraph.scipy." + sub)
+
+
+_sp, _fsl = _scipy_module("linalg"), _fastgraph_scipy("linalg")
+_signal, _fsig = _scipy_module("signal"), _fastgraph_scipy("signal")
+_special, _fsp = _scipy_module("special"), _fastgraph_scipy("special")
+
+
 # scipy.linalg (fastgraph.scipy.linalg): SciPy's own functions for values; autograd's
 # autograd.scipy.linalg where it has the rule
-def _sp(m):
-    if m is np:
-        import scipy.linalg
-        return scipy.linalg
-    import autograd.scipy.linalg
-    return autograd.scipy.linalg
-
-
-def _fsl():
-    import fastgraph.scipy.linalg
-    return fastgraph.scipy.linalg
-
-
 for _trans in (0, 1, 2):
     for _lower in (False, True):
         case(f"scipy.solve_triangular_{_trans}{'_lower' if _lower else ''}",
@@ -474,19 +477,6 @@ case("scipy.inv_pos", lambda a: _fsl().inv(_herm(fg)(a), assume_a="pos"), [((3, 
 
 # scipy.signal.convolve: bilinear, so its VJPs (convolutions with the other operand flipped)
 # hold as they are
-def _signal(m):
-    if m is np:
-        import scipy.signal
-        return scipy.signal
-    import autograd.scipy.signal
-    return autograd.scipy.signal
-
-
-def _fsig():
-    import fastgraph.scipy.signal
-    return fastgraph.scipy.signal
-
-
 for _mode in ("full", "valid", "same"):
     case(f"scipy.signal.convolve_{_mode}", lambda a, b, md=_mode: _fsig().convolve(a, b, md),
          [((6,), "cplx"), ((3,), "cplx")],
@@ -504,19 +494,6 @@ case("scipy.signal.convolve_axes",
 
 
 # scipy.special: the holomorphic functions whose derivative SciPy evaluates on complex values
-def _special(m):
-    if m is np:
-        import scipy.special
-        return scipy.special
-    import autograd.scipy.special
-    return autograd.scipy.special
-
-
-def _fsp():
-    import fastgraph.scipy.special
-    return fastgraph.scipy.special
-
-
 for _name, _domain in (("gamma", "cpos"), ("rgamma", "cpos"), ("erf", "cplx"), ("erfc", "cplx"),
                        ("ndtr", "cplx"), ("log_ndtr", "cpos")):
     case(f"scipy.special.{_name}", lambda x, n=_name: getattr(_fsp(), n)(x), [((3, 2), _domain)],
