@@ -64,17 +64,17 @@ def test_folding_depends_on_shapes_only():
 @pytest.mark.parametrize("geometry", [dict(padding=2), dict(stride=2, padding=1),
                                       dict(dilation=2, groups=2)])
 def test_folded_products_equal_one_product_a_sample(monkeypatch, geometry, rng):
-    """Side-by-side samples give the values and gradients of one product per sample (up to
-    the order of the weight gradient's sums)."""
+    """Side-by-side samples give the values and gradients of one product per sample, within
+    rounding: BLAS may block a wider product differently at its edge columns (seen on AVX-512
+    OpenBLAS kernels). The fold depends on shapes only, so a given call's bits do not vary."""
     x = rng.standard_normal((11, 4, 13, 12))
     w = rng.standard_normal((6, 4 // geometry.get("groups", 1), 5, 3)) * 0.2
     monkeypatch.setattr(C, "FOLD_MAX", 4)                  # folds of 4, 4 and 3 samples
     folded = _conv_and_grads(x, w, geometry)
     monkeypatch.setattr(C, "FOLD_MAX", 1)
     single = _conv_and_grads(x, w, geometry)
-    np.testing.assert_array_equal(folded[0], single[0])
-    np.testing.assert_array_equal(folded[1], single[1])
-    np.testing.assert_allclose(folded[2], single[2], rtol=1e-12, atol=1e-12)
+    for got, want in zip(folded, single):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
