@@ -359,9 +359,10 @@ class _GradientAverager:
         else:
             np.copyto(view, src, casting="same_kind")
         b.filled += 1
-        self._start_ready_buckets()
         if len(self.seen) == len(self.params) and not self.find_unused:
             self._finish()
+        else:
+            self._start_ready_buckets()
         out = view.reshape(p._data.shape)
         out.flags.writeable = False   # (the walk copies it into .grad)
         return out
@@ -379,13 +380,23 @@ class _GradientAverager:
             self.next_bucket += 1
 
     def _finish(self):
-        """Wait for every bucket's allreduce (of the ranks' shares: the average)."""
+        """Wait for every bucket's allreduce (of the ranks' shares: the average), every bucket
+        being full.  The buckets not yet started are reduced here, in this thread, once the
+        started ones are done: the pass has nothing left to overlap them with, and handing
+        them to the sending thread would only add its wake-ups (and, on a rank given one core,
+        a switch of threads) to the wait."""
         for i, b in enumerate(self.buckets):
-            if b.request is not None:
+            if b.request is not None or (i >= self.next_bucket and self.comm is not None):
                 with guard(self.world, f"DistributedDataParallel's gradient allreduce (bucket "
                                        f"{i + 1} of {len(self.buckets)}, {b.dtype.name} "
                                        f"({b.buffer.size},))"):
-                    b.request.Wait()
+                    if b.request is not None:
+                        b.request.Wait()
+                    else:
+                        # (after the started ones: the ranks' calls on the communicator
+                        # stay in the buckets' order)
+                        self.comm.Allreduce(self.world.MPI.IN_PLACE, b.buffer,
+                                            op=self.world.MPI.SUM)
                 b.request = None
             b.done = True
         self.complete += 1
@@ -413,7 +424,6 @@ class _GradientAverager:
                 b.filled += 1
                 self.seen[id(p)] = p._grad
                 before[id(p)] = p._grad
-        self._start_ready_buckets()
         self._finish()
         for p, k in zip(self.params, used):
             if not k:

@@ -219,24 +219,29 @@ for a, b in zip(ps, ref):
 model.remove()
 
 # fastgraph.torch.optim's optimizers too, and each bucket's allreduce starts during the backward
-# pass, as soon as its gradients are in (one bucket per parameter here: three sends, after the
-# first, second and third parameter's gradient)
+# pass, as soon as its gradients are in (one bucket per parameter here: two sends, after the
+# first and second parameter's gradient; the last bucket, complete with the pass, is reduced
+# in the training thread once those two are done)
 import fastgraph.torch.optim as topt  # noqa: E402
 ps = [fg.tensor(a, requires_grad=True) for a in init_values(R)]
 opt = dist.DistributedOptimizer(topt.SGD(ps, lr=0.1, momentum=0.9), bucket_bytes=1)
 averager = opt._distributed._averager
 sends, send = [], averager.sender.send
 averager.sender.send = lambda buffer: (sends.append(len(averager.seen)), send(buffer))[1]
+finishes, finish = [], averager._finish
+averager._finish = lambda: (finishes.append((len(averager.seen), averager.next_bucket)),
+                            finish())[1]
 for _ in range(20):
     opt.zero_grad()
     eager_loss(ps, fg.tensor(dist.shard(X)), fg.tensor(dist.shard(Y))).backward()
     opt.step()
-assert sends == [1, 2, 3] * 20, sends
+assert sends == [1, 2] * 20, sends
+assert finishes == [(3, 2)] * 20, finishes
 ref = train_eager(lambda q: fg.optim.SGD(q, lr=0.1, momentum=0.9), X, Y, 0, distributed=False)
 for a, b in zip(ps, ref):
     same_on_every_rank(a.data, "fastgraph.torch.optim.SGD")
     close(a.data, b, "fastgraph.torch.optim.SGD against one process")
-del opt, averager, send
+del opt, averager, send, finish
 
 # parameters that differ between the ranks are named when the averaging is set up
 try:
