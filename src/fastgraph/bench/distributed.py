@@ -19,7 +19,8 @@ What it measures (every candidate interleaved round by round in one run):
   same weights.  Targets: efficiency >= 0.9 at 2 ranks, and >= PyTorch DDP's.
 * **allreduce**: averaging 1-64 MB of float32 gradients (8 parameters of equal size, fed to
   the DDP averager in backward order: scaled copies into 25 MB buckets, one allreduce per
-  bucket on the sending thread, wait) against raw ``mpi4py`` ``Allreduce`` in place on one
+  bucket, on the sending thread but for the last bucket's, wait) against raw ``mpi4py``
+  ``Allreduce`` in place on one
   buffer of the same size,
   and ``fastgraph.distributed.allreduce`` (the differentiable op, with its shape/dtype check).
   Target: the bucketed averaging within 1.1x raw ``mpi4py``.
