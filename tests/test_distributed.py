@@ -55,6 +55,15 @@ def test_two_ranks_collectives_and_data_parallel_training():
 
 
 @needs_mpi
+def test_two_ranks_data_parallel_where_mpi_allows_no_threads():
+    """Without MPI_THREAD_MULTIPLE the buckets' allreduces are non-blocking ones but for the
+    last, reduced in the training thread: the gradients are still the ranks' average."""
+    res = _launch("ddp_without_threads.py", MPI4PY_RC_THREAD_LEVEL="serialized")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert sorted(res.stdout.split("\n")[:-1]) == ["ok 0", "ok 1"], res.stdout + res.stderr
+
+
+@needs_mpi
 @pytest.mark.parametrize("where, error", [
     ("main", "ValueError: a deliberate failure on one rank"),
     ("thread", "ValueError: a deliberate failure on one rank, in a thread")])
