@@ -314,6 +314,15 @@ class _GradientAverager:
             self.slot_of[id(p)] = (b, offset, int(p._data.size))
         for b in self.buckets:
             b.buffer = np.zeros(sum(s[2] for s in b.slots), b.dtype)
+        # (per parameter, made once: its part of its bucket in its shape, to pack into, and
+        # the same read-only, handed to the walk, which copies it into .grad)
+        self.views_of = {}
+        for p in self.params:
+            b, offset, n = self.slot_of[id(p)]
+            part = b.buffer[offset:offset + n].reshape(p._data.shape)
+            handed = part.view()
+            handed.flags.writeable = False
+            self.views_of[id(p)] = (b, part, handed)
         self.comm, self.sender = None, None
         if w.comm is not None and w.size > 1:
             self.comm = w.comm.Dup()
@@ -350,22 +359,21 @@ class _GradientAverager:
             if not self.find_unused:
                 raise RuntimeError(self._unused_message("a second backward pass started"))
             self.synchronize()
-        b, offset, n = self.slot_of[id(p)]
+        b, part, handed = self.views_of[id(p)]
         self.seen[id(p)] = p._grad
-        view = b.buffer[offset:offset + n]
-        src = np.asarray(g._data).reshape(-1)
+        src = g._data
+        if type(src) is not np.ndarray or src.shape != part.shape:
+            src = np.asarray(src).reshape(part.shape)
         if self.scale != 1.0:
-            np.multiply(src, self.scale, out=view, casting="same_kind")
+            np.multiply(src, self.scale, out=part, casting="same_kind")
         else:
-            np.copyto(view, src, casting="same_kind")
+            np.copyto(part, src, casting="same_kind")
         b.filled += 1
         if len(self.seen) == len(self.params) and not self.find_unused:
             self._finish()
         else:
             self._start_ready_buckets()
-        out = view.reshape(p._data.shape)
-        out.flags.writeable = False   # (the walk copies it into .grad)
-        return out
+        return handed
 
     def _start_ready_buckets(self):
         w = self.world
