@@ -32,7 +32,9 @@ from ..eager import transforms as _eager
 from ..eager.tensor import Tensor
 from ..static import transforms as _symbolic
 from ..static.node import NODE_TYPES, as_node
-from .function import tracing_graph
+from .function import _TRACING, tracing_graph
+
+_ndarray = np.ndarray
 
 __all__ = ["grad", "value_and_grad", "elementwise_grad", "jacobian", "hessian",
            "hessian_vector_product", "hvp", "jvp", "make_jvp", "linearize", "jacfwd"]
@@ -86,9 +88,13 @@ def _transformed(fun, argnums, eager, symbolic):
             if immutable:
                 resolved[len(args)] = r
         nums, single = r
-        if _has_node(args):  # inside a static graph (fg.function): symbolic
-            return symbolic(fun, args, kwargs, nums, single, None)
-        graph = tracing_graph()
+        for a in args:   # (an optimiser's call, arrays only, makes no call to _has_node)
+            if type(a) is not _ndarray:
+                if _has_node(args):  # inside a static graph (fg.function): symbolic
+                    return symbolic(fun, args, kwargs, nums, single, None)
+                break
+        graphs = getattr(_TRACING, "graphs", None)   # (tracing_graph(), without its frame)
+        graph = graphs[-1] if graphs else None
         if graph is not None and not _eager.inside_transform():
             # plain arguments inside an fg.function trace: eager unless the body reaches a
             # Node through a closure (then symbolic, so that path is differentiated too)

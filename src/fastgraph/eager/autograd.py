@@ -15,7 +15,7 @@ from .tape import TapeNode, TensorBase, walk
 from .tape import is_grad_enabled as _is_enabled, set_grad_enabled as _set_enabled
 from .tensor import Tensor
 
-__all__ = ["backward", "grad"]
+__all__ = ["backward", "grad", "array_grads"]
 
 _ndarray = np.ndarray
 
@@ -248,3 +248,24 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
             g = new_leaf_like(x, g)
         results.append(g)
     return tuple(results)
+
+
+def array_grads(output: Tensor, leaves: list) -> list:
+    """``grad(output, leaves, allow_unused=True)`` for a one-element ``output`` that requires
+    grad and leaves (leaf Tensors that require grad, made by the caller: the transforms' watched
+    arguments), without ``create_graph``: the same walk, the gradients as the walk leaves them
+    (arrays or NumPy scalars; None for a leaf not reached) rather than wrapped in new leaves."""
+    capture = {}
+    for x in leaves:
+        capture[id(x)] = None
+    fn = output.grad_fn
+    d = output._data
+    seed = d.dtype.type(1) if d.ndim == 0 else np.ones(d.shape, dtype=d.dtype)   # (_seed's)
+    prev = _is_enabled()
+    _set_enabled(False)
+    try:
+        with _WALK_LOCK:
+            walk([output if fn is None else fn], [seed], False, False, _ENGINE, capture)
+    finally:
+        _set_enabled(prev)
+    return [capture[id(x)] for x in leaves]

@@ -17,10 +17,12 @@ import numpy as np
 
 from .. import ops as F
 from . import grad_mode as _gm
-from .autograd import grad as _autograd_grad
+from .autograd import array_grads as _array_grads, grad as _autograd_grad
 from .tape import is_grad_enabled as _is_enabled, set_grad_enabled as _set_enabled
 from .tensor import Tensor
 from .._core.tree import find_leaf, flatten, map_structure, split_aux
+
+_ndarray = np.ndarray
 
 __all__ = ["value_and_grad", "jacobian", "linearize", "inside_transform"]
 
@@ -179,33 +181,66 @@ def value_and_grad(fun, args, kwargs, nums, single: bool, has_aux: bool):
 def _value_and_grad_of_arrays(fun, args, kwargs, nums, single: bool, has_aux: bool):
     """:func:`value_and_grad` where every differentiated argument is a float ndarray: what the
     general path does on such arguments (nothing of them is traced; each is watched as it is
-    and its gradient is a leaf of no structure), without its structure walks."""
-    nested = _gm._state.transform_depth > 0   # (inside_transform())
+    and its gradient is a leaf of no structure), without its structure walks -- and, outside
+    other transforms, with the gradients taken from the walk as arrays rather than as Tensors
+    unwrapped again (an optimiser calls this once per step: every frame saved counts)."""
+    st = _gm._state
+    nested = st.transform_depth > 0   # (inside_transform())
     args = list(args)
     watched = []
     for i in nums:
         w = args[i] = Tensor(args[i], requires_grad=True)
         watched.append(w)
-    with _scope(fun):
+    # (what ``with _scope(fun):`` does, without its three frames)
+    name = getattr(fun, "__name__", None)
+    prev = _is_enabled(), st.transformed
+    _set_enabled(True)
+    st.transformed = repr(fun) if name is None else name
+    st.transform_depth += 1
+    try:
         out = fun(*args, **kwargs)
         out, aux = split_aux(out, True) if has_aux else (out, None)
-        out = _output_tensor(out, fun, "grad")
+        if type(out) is not Tensor or out._data.dtype.kind not in "fc":
+            out = _output_tensor(out, fun, "grad")
         if out._data.size != 1:
             raise TypeError(f"grad requires a scalar-output function; got an output of "
                             f"shape {out.shape}")
-        grads = (_autograd_grad(out, watched, create_graph=nested, allow_unused=True)
-                 if out.requires_grad else (None,) * len(watched))
-        for g in grads:   # (a loop: `None in grads` would compare Tensors with ==)
-            if g is None:
-                grads = tuple([_zeros_like(w) if g is None else g
-                               for w, g in zip(watched, grads)])
-                break
-    result = grads[0] if single else grads
-    value = (out, aux) if has_aux else out
+        if not nested:
+            flat = (_array_grads(out, watched) if out._requires_grad
+                    else [None] * len(watched))
+        else:
+            grads = (_autograd_grad(out, watched, create_graph=True, allow_unused=True)
+                     if out._requires_grad else (None,) * len(watched))
+            for g in grads:   # (a loop: `None in grads` would compare Tensors with ==)
+                if g is None:
+                    grads = tuple([_zeros_like(w) if g is None else g
+                                   for w, g in zip(watched, grads)])
+                    break
+    finally:
+        st.transform_depth -= 1
+        enabled, st.transformed = prev
+        _set_enabled(enabled)
     if nested:
-        return value, result
-    return (_numpy(value) if has_aux else _numpy_leaf(value),
-            _numpy_leaf(result) if single else tuple(map(_numpy_leaf, result)))
+        return ((out, aux) if has_aux else out), (grads[0] if single else grads)
+    # NumPy values, as _numpy_leaf gives them for the leaves' gradients: an array, a NumPy
+    # scalar for a 0-d argument, zeros where the output does not depend on an argument
+    for k, g in enumerate(flat):
+        if g is None:
+            g = np.zeros(watched[k]._data.shape, dtype=watched[k]._data.dtype)
+        elif type(g) is not _ndarray:
+            g = np.asarray(g)
+        flat[k] = g[()] if g.ndim == 0 else g
+    if has_aux:
+        value = _numpy((out, aux))
+    else:
+        d = out._data
+        if type(out) is not Tensor:
+            value = _numpy_leaf(out)
+        elif type(d) is _ndarray:
+            value = d[()] if d.ndim == 0 else d
+        else:   # (a 0-d result is kept as a NumPy scalar: _numpy_leaf's value)
+            value = d if isinstance(d, np.generic) else _numpy_leaf(out)
+    return value, (flat[0] if single else tuple(flat))
 
 
 def jacobian(fun, args, kwargs, nums, single: bool):
