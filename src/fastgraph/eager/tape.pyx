@@ -58,6 +58,8 @@ cdef class TapeNode:
     cdef bint _g_owned
     cdef Py_ssize_t _deps
     cdef unsigned long long _walk
+    # fg.autograd.grad's walk: 2 * its number once visited, + 1 if on a path to a target
+    cdef unsigned long long _lead
     # sum of the input Tensors' versions when recorded: in-place changes since then are errors
     cdef long long _versions
 
@@ -105,6 +107,7 @@ cdef class TensorBase:
     cdef bint _g_owned
     cdef Py_ssize_t _deps
     cdef unsigned long long _walk
+    cdef unsigned long long _lead
 
     def __init__(self, data, bint requires_grad=False, grad_fn=None):
         if grad_fn is not None and type(grad_fn) is not TapeNode:
@@ -720,11 +723,27 @@ cdef inline int _add_gradient(Reached v, TapeNode tn, Py_ssize_t i, object g, ob
     return v._deps == 0
 
 
-cdef set _leading_to(list roots, dict targets):
-    """Ids of the nodes (and leaves) on some path from ``roots`` to a target: the only ones whose
-    gradients ``fg.autograd.grad`` needs.  Iterative post-order over the DAG."""
-    cdef set needed = set()
-    cdef set visited = set()
+cdef inline unsigned long long _lead_of(object v) noexcept:
+    return (<TapeNode>v)._lead if type(v) is TapeNode else (<TensorBase>v)._lead
+
+
+cdef inline void _set_lead(object v, unsigned long long mark) noexcept:
+    if type(v) is TapeNode:
+        (<TapeNode>v)._lead = mark
+    else:
+        (<TensorBase>v)._lead = mark
+
+
+cdef inline bint _needed(object v, unsigned long long stamp) noexcept:
+    """Whether ``v`` is on a path to a target of the walk numbered ``stamp`` (``_leading_to``)."""
+    return _lead_of(v) == 2 * stamp + 1
+
+
+cdef int _leading_to(list roots, dict targets, unsigned long long stamp) except -1:
+    """Mark the nodes (and leaves) on some path from ``roots`` to a target (``_needed``): the only
+    ones whose gradients ``fg.autograd.grad`` needs.  Iterative post-order over the DAG; the
+    marks are fields stamped with the walk's number (no set of ids: each id() is an int made)."""
+    cdef unsigned long long seen = 2 * stamp, need = 2 * stamp + 1
     cdef list stack = []
     cdef object node, parent
     cdef bint state, hit
@@ -733,24 +752,24 @@ cdef set _leading_to(list roots, dict targets):
     while stack:
         node, state = stack.pop()
         if not state:
-            if id(node) in visited:
+            if _lead_of(node) >= seen:   # (visited in this walk: marks only grow)
                 continue
-            visited.add(id(node))
+            _set_lead(node, seen)
             stack.append((node, True))
             if type(node) is TapeNode:
                 for parent in (<TapeNode>node).parents:
-                    if parent is not None and id(parent) not in visited:
+                    if parent is not None and _lead_of(parent) < seen:
                         stack.append((parent, False))
             continue
         hit = id(node) in targets
         if not hit and type(node) is TapeNode:
             for parent in (<TapeNode>node).parents:
-                if parent is not None and id(parent) in needed:
+                if parent is not None and _lead_of(parent) == need:
                     hit = True
                     break
         if hit:
-            needed.add(id(node))
-    return needed
+            _set_lead(node, need)
+    return 0
 
 
 def walk(list roots, list root_grads, bint retain_graph, bint create_graph, object engine,
@@ -793,7 +812,6 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     cdef TapeNode tn
     cdef TensorBase leaf
     cdef bint capturing = capture is not None
-    cdef set needed
     cdef list done_leaves = []
     cdef list done_grads = []
     cdef list done_nodes = []
@@ -804,11 +822,12 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
         if type(node) is not TapeNode and not isinstance(node, TensorBase):
             raise TypeError(f"walk: a root must be a TapeNode or a Tensor, not "
                             f"{type(node).__name__}")
-    needed = _leading_to(roots, capture) if capturing else None
+    if capturing:
+        _leading_to(roots, capture, stamp)
 
     # 1. count, for every node to visit, how many visited consumers feed it
     for node in roots:
-        if capturing and id(node) not in needed:
+        if capturing and not _needed(node, stamp):
             continue
         if type(node) is TapeNode:
             if _reach(<TapeNode>node, stamp, 0):
@@ -818,7 +837,7 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
     while stack:
         tn = <TapeNode>stack.pop()
         for parent in tn.parents:
-            if parent is None or (capturing and id(parent) not in needed):
+            if parent is None or (capturing and not _needed(parent, stamp)):
                 continue
             if type(parent) is TapeNode:
                 if _reach(<TapeNode>parent, stamp, 1):
@@ -829,14 +848,14 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
 
     # 2. Kahn's order from the roots
     for node, g in zip(roots, root_grads):
-        if capturing and id(node) not in needed:
+        if capturing and not _needed(node, stamp):
             continue
         if type(node) is TapeNode:
             _seed(<TapeNode>node, g)
         else:
             _seed(<TensorBase>node, g)
     for node in roots:
-        if capturing and id(node) not in needed:
+        if capturing and not _needed(node, stamp):
             continue
         if (_queue_root(<TapeNode>node) if type(node) is TapeNode
                 else _queue_root(<TensorBase>node)):
@@ -890,11 +909,11 @@ def walk(list roots, list root_grads, bint retain_graph, bint create_graph, obje
             last = -1  # the last input needing a gradient: it may take g's buffer
             for i in range(n_parents):
                 parent = parents[i]
-                if parent is not None and not (capturing and id(parent) not in needed):
+                if parent is not None and not (capturing and not _needed(parent, stamp)):
                     last = i
             for i in range(last + 1):
                 parent = parents[i]
-                if parent is None or (capturing and id(parent) not in needed):
+                if parent is None or (capturing and not _needed(parent, stamp)):
                     continue
                 into = g if g_owned and i == last else None
                 if (_add_gradient(<TapeNode>parent, tn, i, g, ans, args, create_graph, into, &how,
