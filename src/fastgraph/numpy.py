@@ -21,6 +21,7 @@ from . import ops as _ops
 from ._core import namespace as _namespace
 from ._core import holds_graph_value as _holds_graph_value
 from .eager.numpy_protocols import numpy_call_to_fastgraph as _to_fastgraph
+from .eager.numpy_protocols import positional_counts as _positional_counts
 from . import linalg  # noqa: F401
 from . import fft  # noqa: F401
 from .static.node import NODE_TYPES as _NODE_TYPES
@@ -42,15 +43,23 @@ def _node_in(values) -> bool:
 
 def _numpy_for_plain_values(fg_fn, np_fn):
     is_ufunc = isinstance(np_fn, _np.ufunc)   # (same positional parameters as the op)
+    # the positional counts that NumPy's call passes through unchanged (made on first need)
+    counts = (0, -1)
 
     @_functools.wraps(fg_fn)
     def op(*args, **kwargs):
+        nonlocal counts
         if args and isinstance(args[0], _types.GeneratorType):
             # autograd's np.concatenate(x for x in ...): read once, for both tests and the call
             args = (tuple(args[0]),) + args[1:]
         if _graph_value_in(args) or (kwargs and _graph_value_in(tuple(kwargs.values()))):
-            if is_ufunc and not kwargs:
-                return fg_fn(*args)
+            if not kwargs:
+                if is_ufunc or counts[0] <= len(args) <= counts[1]:
+                    return fg_fn(*args)
+                if counts[1] < 0:
+                    counts = _positional_counts(np_fn, fg_fn)
+                    if counts[0] <= len(args) <= counts[1]:
+                        return fg_fn(*args)
             # NumPy's spellings and positions (np.sum(a=t), np.clip(t, min=0)) in fastgraph's
             call = _to_fastgraph(np_fn, fg_fn, args, kwargs)
             if call is not None:

@@ -345,6 +345,15 @@ def numpy_call_to_fastgraph(func, fn, args, kwargs):
     return plan.translate(args, kwargs)
 
 
+def positional_counts(func, fn) -> tuple[int, int]:
+    """The numbers of positional arguments (fewest, most) that ``numpy_call_to_fastgraph(func,
+    fn, args, {})`` passes through unchanged: a caller may then call ``fn(*args)`` itself."""
+    plan = _PLANS.get((func, fn))
+    if plan is None:
+        plan = _PLANS[(func, fn)] = _Plan(func, fn)
+    return plan.n_required, plan.n_fast
+
+
 #: NumPy functions that write into their first argument (``np.copyto(dst, src)``, ``np.put``)
 _WRITE_INTO_FIRST = frozenset({"copyto", "place", "put", "put_along_axis", "putmask",
                                "fill_diagonal"})

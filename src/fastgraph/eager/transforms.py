@@ -154,7 +154,11 @@ def value_and_grad(fun, args, kwargs, nums, single: bool, has_aux: bool):
     """``(fun(*args), d fun / d args[nums])`` on the tape: NumPy values back, or Tensors
     connected to an enclosing transform's computation (``single``: one gradient, not a tuple;
     ``has_aux``: ``fun`` returns ``(value, aux)``)."""
-    if _plain_float_arrays(args, nums):
+    if len(nums) == 1:   # (_plain_float_arrays of one argument, inline)
+        a = args[nums[0]]
+        if type(a) is _ndarray and a.dtype.kind in "fc":
+            return _value_and_grad_of_arrays(fun, args, kwargs, nums, single, has_aux)
+    elif _plain_float_arrays(args, nums):
         return _value_and_grad_of_arrays(fun, args, kwargs, nums, single, has_aux)
     nested = inside_transform() or any(_any_traced(args[i]) for i in nums)
     templates = [args[i] for i in nums]

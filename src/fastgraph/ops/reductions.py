@@ -12,6 +12,7 @@ from .._core import TOP, apply, defop, defun
 from .._core import shapes as _shapes
 
 from .. import ops as F
+from .shape import _broadcast_like_forward, _size_ratio
 
 
 def _axes_of(x, axis):
@@ -84,6 +85,10 @@ def _sum_vjp(g, ans, x, axis, keepdims):
 
 
 def _mean_vjp(g, ans, x, axis, keepdims):
+    if axis is None and type(x) is np.ndarray and isinstance(g, np.generic):
+        # the mean of a whole array on plain values (an objective's last step): what the ops
+        # below compute there, without their dispatch
+        return _broadcast_like_forward(g * _size_ratio(ans, x), x)
     # scaled before it is spread: one multiply on the reduced values, not a pass over x's
     return F.broadcast_like(_keep(g, x, axis, keepdims) * F.size_ratio(ans, x), x)
 
