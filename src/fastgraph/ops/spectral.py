@@ -107,6 +107,8 @@ def _out_shape(kind):
 def _fit(v, shape, axes):
     """``v`` cut or zero-padded along ``axes`` to ``shape``'s sizes there."""
     vshape = _shape_of(v)
+    if vshape == shape:   # (a transform at the input's own sizes: the common case)
+        return v
     index = [slice(None)] * len(vshape)
     widths = [(0, 0)] * len(vshape)
     cut = padded = False
@@ -219,10 +221,15 @@ def _complex_transform(inverse: bool):
     forward = not inverse
 
     def transform(x, s, axes, norm):
-        a = np.asarray(x)
-        if _pocketfft_c2c is not None and a.dtype in _COMPLEX and \
-                all(a.shape[ax] == n for ax, n in zip(axes, s)):
-            return _contiguous(_pocketfft_c2c(a, axes, forward, _INORM[inverse, norm]))
+        a = x if type(x) is np.ndarray else np.asarray(x)
+        if _pocketfft_c2c is not None and a.dtype in _COMPLEX:
+            shape = a.shape
+            for i in range(len(axes)):   # (a loop, not all() of a generator: no frames)
+                if shape[axes[i]] != s[i]:
+                    break
+            else:
+                out = _pocketfft_c2c(a, axes, forward, _INORM[inverse, norm])
+                return out if out.flags.c_contiguous else np.ascontiguousarray(out)
         return public(a, s, axes, norm)
     return transform
 
