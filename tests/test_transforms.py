@@ -188,6 +188,9 @@ _ARRAY_CASES = [   # (function, arguments, argnums, has_aux)
     (lambda x: (fg.sum(x ** 2), x * 2.0), (np.array([1.0, 2.0]),), 0, True),
     (lambda x: fg.sum(x ** 2), (np.array([1, 2]),), 0, False),                  # ints: float64
     (lambda a, b: fg.sum(a * b), (np.array([1.0, 2.0]), np.array([3.0, 5.0])), (0, 0), False),
+    # an objective through fastgraph.numpy and NumPy's operators (a mean's VJP, np.logaddexp)
+    (lambda w: fnp.mean(fnp.logaddexp(0.0, -np.array([1.0, -1.0]) * (np.eye(2) @ w)))
+     + 0.5 * (w @ w), (np.array([0.3, -0.7]),), 0, False),
 ]
 
 
@@ -240,6 +243,33 @@ def test_grad_does_not_touch_closed_over_leaf_grad():
     g = fg.grad(lambda x: x * w)(1.0)
     assert float(g) == 2.0
     assert w.grad is None
+
+
+def test_value_and_grad_of_arrays_does_not_touch_closed_over_leaf_grad():
+    """The plain-array path captures the arguments' gradients only: a leaf the function reaches
+    through a closure keeps its ``.grad``."""
+    w = fg.tensor(np.array([2.0, 3.0]), requires_grad=True)
+    value, g = fg.value_and_grad(lambda x: fg.sum(x * w))(np.array([1.0, 1.0]))
+    np.testing.assert_array_equal(g, [2.0, 3.0])
+    assert float(value) == 5.0 and w.grad is None
+
+
+def test_autograd_grad_targets_change_between_walks_of_one_graph():
+    """Each fg.autograd.grad walk marks the nodes leading to its own targets: a later walk of
+    the same (retained) graph with other targets visits its own."""
+    x = fg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = fg.tensor(np.array([3.0, 4.0]), requires_grad=True)
+    h = x * y
+    z = fg.sum(h * h)
+    gx, = fg.autograd.grad(z, x, retain_graph=True)
+    gy, = fg.autograd.grad(z, y, retain_graph=True)
+    gh, gx2 = fg.autograd.grad(z, [h, x])
+    hv = np.array([3.0, 8.0])
+    np.testing.assert_array_equal(gx.data, 2 * hv * [3.0, 4.0])
+    np.testing.assert_array_equal(gy.data, 2 * hv * [1.0, 2.0])
+    np.testing.assert_array_equal(gh.data, 2 * hv)
+    np.testing.assert_array_equal(gx2.data, gx.data)
+    assert x.grad is None and y.grad is None
 
 
 # ---- jacobian, hessian, hvp ----------------------------------------------------------------------
