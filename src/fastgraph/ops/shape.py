@@ -29,7 +29,7 @@ def _broadcast_like_forward(g, x):
         # np.broadcast_to makes, without its Python-level iterator setup (~7x faster)
         g = np.asarray(g)
         view = np.ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
-        view.flags.writeable = False
+        view.setflags(write=False)   # (half the cost of view.flags.writeable = False)
         return view
     return np.broadcast_to(g, np.broadcast_shapes(np.shape(g), shape))
 
