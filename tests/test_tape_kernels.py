@@ -422,3 +422,84 @@ def test_column_sum_overflow_warns_and_raises_as_numpy_says():
         _kernels.sum_leading(g, 1, out)
     with np.errstate(over="raise"), pytest.raises(FloatingPointError):
         _kernels.sum_to_shape_of(g, np.zeros(3, np.float32))
+
+
+# ---- a weight's gradient summed over the steps of a loop: gemm with beta = 1 -------------------
+from fastgraph import _numpy_blas                   # noqa: E402
+from fastgraph.kernels import blas as _blas         # noqa: E402
+
+
+def _loop_gradient(xs, w, b, accumulate, linear=False):
+    """W's gradient of sum_t sum(tanh(x_t @ W) * b) (without the tanh when ``linear``): one
+    product x_t.T @ g_t per step summed into W's gradient, by BLAS's beta = 1 (``accumulate``)
+    or fresh and added (the check told to refuse every shape)."""
+    _blas.configure_accumulate(_numpy_blas.accumulate_exact if accumulate else None)
+    try:
+        W = fg.tensor(w, requires_grad=True)
+        total = 0.0
+        for x in xs:
+            y = x @ W
+            total = total + ((y if linear else fg.tanh(y)) * b).sum()
+        total.backward()
+        return W.grad.data
+    finally:
+        _blas.configure_accumulate(_numpy_blas.accumulate_exact)
+
+
+@pytest.mark.skipif(not _numpy_blas.load(), reason="NumPy is not on scipy-openblas")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(32, 32, 128), (32, 128, 128), (7, 5, 3), (2000, 64, 48)])
+def test_weight_gradients_summed_by_gemm_are_numpys_sums(shape, dtype, rng):
+    batch, n_in, n_out = shape
+    xs = [rng.standard_normal((batch, n_in)).astype(dtype) for _ in range(6)]
+    w = (rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(dtype)
+    b = rng.standard_normal(n_out).astype(dtype)
+    got = _loop_gradient(xs, w, b, True)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, _loop_gradient(xs, w, b, False))
+    # the shape was asked (a sum OpenBLAS splits over k, batch 2000 here, is refused, and the
+    # gradient is the same either way)
+    assert (np.dtype(dtype), n_in, batch, n_out, True, False) in _numpy_blas._accumulate_cache
+
+
+@pytest.mark.skipif(not _numpy_blas.load(), reason="NumPy is not on scipy-openblas")
+def test_accumulate_matmul_refuses_what_numpy_would_not_hand_to_gemm(rng):
+    a = rng.standard_normal((4, 3)).astype(np.float32)
+    b = rng.standard_normal((3, 5)).astype(np.float32)
+    acc = rng.standard_normal((4, 5)).astype(np.float32)
+    want = acc + a @ b
+    for args in ((a, b, acc.astype(np.float64)),            # mixed dtypes
+                 (a, b, np.asfortranarray(acc)),           # acc not C-contiguous
+                 (a[:, ::2], b[:2], acc),                   # a strided operand
+                 (a, b[:, :4], acc),                        # shapes that do not match
+                 (a[:1], b, acc[:1]),                       # a matrix-vector product
+                 (a, b, a)):                                # acc overlapping an operand
+        before = [x.copy() for x in args]
+        assert _blas.accumulate_matmul(*args) == _blas.REFUSED
+        for x, y in zip(args, before):
+            np.testing.assert_array_equal(x, y)
+    assert _blas.accumulate_matmul(a, b, acc) == _blas.DONE
+    np.testing.assert_array_equal(acc, want)
+
+
+@pytest.mark.skipif(not _numpy_blas.load(), reason="NumPy is not on scipy-openblas")
+@pytest.mark.parametrize("batch", [4, 2])     # each step's product overflows; their sum does
+def test_overflow_in_a_gemm_summed_gradient_warns_and_raises_as_numpy_says(batch):
+    xs = [np.full((batch, 3), 1e37, np.float32) for _ in range(3)]
+    w = np.full((3, 2), 1e-30, np.float32)
+    b = np.full(2, 10.0, np.float32)
+
+    def messages(accumulate):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            got = _loop_gradient(xs, w, b, accumulate, linear=True)
+        return got, sorted(str(s.message) for s in seen)
+
+    got, seen = messages(True)
+    want, want_seen = messages(False)
+    assert np.isinf(want).all()
+    np.testing.assert_array_equal(got, want)
+    assert seen == want_seen and seen
+    for accumulate in (True, False):
+        with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+            _loop_gradient(xs, w, b, accumulate, linear=True)

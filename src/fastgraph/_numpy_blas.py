@@ -77,6 +77,7 @@ def _load() -> bool:
     if not all(addresses):
         return False
     _blas.configure(*addresses)
+    _blas.configure_accumulate(accumulate_exact)
     global _threads
     try:
         get, set_ = (getattr(lib, s) for s in THREAD_SYMBOLS)
@@ -87,6 +88,57 @@ def _load() -> bool:
         set_.restype, set_.argtypes = None, [ctypes.c_int]
         _threads = (get, set_)
     return _blas.available()
+
+
+_accumulate_cache: dict = {}
+
+
+def accumulate_exact(dtype, m: int, k: int, n: int, trans_a: bool, trans_b: bool) -> bool:
+    """Does ``kernels.blas.accumulate_matmul`` (``acc += a @ b``, one ``gemm`` with ``beta =
+    1``) give ``acc + np.matmul(a, b)`` bit for bit on an ``(m, k) @ (k, n)`` product of
+    ``dtype``, its operands read transposed as ``trans_a``/``trans_b`` say?  Computed both ways
+    once per shape on random values: a sum OpenBLAS splits over ``k`` adds each panel into
+    ``acc`` and differs on most elements; one it does not split agrees on all.  (The kernel
+    asks once per shape and keeps the answer.)
+
+    >>> accumulate_exact(np.dtype(np.float32), 4, 3, 5, False, False) in (True, False)
+    True
+    """
+    key = (np.dtype(dtype), int(m), int(k), int(n), bool(trans_a), bool(trans_b))
+    hit = _accumulate_cache.get(key)
+    if hit is None:
+        dt = key[0]
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((k, m) if trans_a else (m, k)).astype(dt)
+        b = rng.standard_normal((n, k) if trans_b else (k, n)).astype(dt)
+        a = a.T if trans_a else a
+        b = b.T if trans_b else b
+        acc = rng.standard_normal((m, n)).astype(dt)
+        ref = acc + np.matmul(a, b)
+        with np.errstate(all="ignore"):
+            hit = _blas.accumulate_matmul_unchecked(a, b, acc) and np.array_equal(acc, ref)
+        _accumulate_cache[key] = hit
+    return hit
+
+
+def accumulate_warnings(a, b, acc_dtype) -> None:
+    """After ``kernels.blas.accumulate_matmul`` answered ``FP_EXCEPTION``: what NumPy's two steps,
+    ``np.matmul(a, b)`` and the sum into the gradient, would have warned or raised under
+    ``np.errstate``.  The product is recomputed (NumPy's own warnings); a flag the product
+    does not explain came from the sum (an overflow, or inf - inf) and is raised again by a
+    one-element NumPy sum."""
+    flags = _blas.accumulate_flags()
+    with np.errstate(all="ignore"):
+        _blas.accumulate_matmul_unchecked(a, b, None)
+    own = _blas.accumulate_flags()
+    np.matmul(a, b)
+    dt = np.dtype(acc_dtype)
+    big = np.array([np.finfo(dt).max], dt)
+    inf = np.array([np.inf], dt)
+    if flags["over"] and not own["over"]:
+        np.add(big, big)
+    if flags["invalid"] and not own["invalid"]:
+        np.add(inf, -inf)
 
 
 @contextlib.contextmanager

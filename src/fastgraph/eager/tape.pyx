@@ -20,10 +20,12 @@ from cpython.object cimport PyObject, PyTypeObject, PyObject_TypeCheck
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from fastgraph._core.dispatch cimport OpDef, apply, set_recorder
+from fastgraph.kernels.blas cimport accumulate_matmul_c
 from fastgraph.kernels.elementwise cimport ew, same_layout, scalar_if_0d, sum_to_shape_of
 
 import numpy as np
 
+from fastgraph._numpy_blas import accumulate_warnings as _accumulate_warnings, load as _load_blas
 from fastgraph._core.errors import complex_gradient_error
 
 cnp.import_array()
@@ -556,22 +558,49 @@ cdef object _right_transpose(Py_ssize_t slot, object g, object ans, tuple args, 
     return (<tuple>e)[1]
 
 
+cdef bint _blas_loaded = False
+cdef object _np_matmul = np.matmul
+
+
+cdef object _accumulate_product(OpDef k, object a, object b, object acc):
+    """``acc + a @ b`` written into ``acc`` (a gradient sum only the walk holds) by one BLAS
+    ``gemm`` with ``beta = 1``, or None (nothing written) where that would not be ``acc +
+    np.matmul(a, b)`` bit for bit (``kernels.blas.accumulate_matmul``).  A weight used by
+    every step of a loop gets one such product per step: a fresh product would be zeroed by
+    BLAS first, then added into the sum through a scratch buffer and copied back -- three
+    passes over the weight's gradient saved per step.  After a floating-point exception the
+    sum holds NumPy's values and NumPy's warnings are raised again (``_numpy_blas``)."""
+    global _blas_loaded
+    if k.forward is not _np_matmul:
+        return None
+    if not _blas_loaded:
+        _blas_loaded = True
+        _load_blas()
+    cdef int r = accumulate_matmul_c(a, b, acc)
+    if r == 0:
+        return None
+    if r == 2:
+        _accumulate_warnings(a, b, acc.dtype)
+    return acc
+
+
 cdef inline object _eager_vjp(tuple recipe, object g, object ans, tuple args, object into,
                               object acc, dict tcache=None):
     """The compiled VJP ``recipe`` (see ``OpDef.set_eager_vjps``), or None where it does not
     apply; ``into``, ``acc``: as for ``kernels.elementwise.ew``; ``tcache``: see
-    ``_right_transpose``.  A 2-D recipe returns a new array (it neither adds into ``acc`` nor
-    writes ``into``, which is one of its operands)."""
+    ``_right_transpose``.  A 2-D recipe returns a new array, or with ``acc`` adds the product
+    into it by one ``gemm`` with ``beta = 1`` (see ``_accumulate_product``); it never writes
+    ``into``, which is one of its operands."""
     cdef object k = recipe[0]
     cdef object a, b
     if not (<OpDef>k).kernel.nin:
-        if acc is not None:
-            return None
         a = _matrix_value(recipe[1], g, ans, args)
         b = _right_transpose(recipe[2], g, ans, args, tcache)
         if a is None or b is None or (cnp.PyArray_NDIM(<cnp.ndarray>a) == 1 and
                                       cnp.PyArray_NDIM(<cnp.ndarray>b) == 1):
             return None
+        if acc is not None:
+            return _accumulate_product(<OpDef>k, a, b, acc)
         return (<OpDef>k).forward(a, b)
     if len(recipe) == 2:
         return ew(&(<OpDef>k).kernel, _slot_value(recipe[1], g, ans, args), None, into, acc)
@@ -597,7 +626,7 @@ cdef object _input_gradient(TapeNode node, Py_ssize_t i, object g, object ans, t
                 how[0] = _GI_PASSED
                 return _fit_to_input(g, x)
             if acc is not None:
-                gi = _eager_vjp(<tuple>recipe, g, ans, args, None, acc)
+                gi = _eager_vjp(<tuple>recipe, g, ans, args, None, acc, tcache)
                 if gi is not None:  # (acc has the input's layout: nothing to fit)
                     how[0] = _GI_ADDED
                     return gi

@@ -5,7 +5,7 @@
 ``elementwise``    an op's inner loop called directly on small float arrays, the VJP building
                    blocks' loops, and the column sum of bias gradients
 ``softmax``        softmax, log_softmax and cross-entropy row loops
-``blas``           the two BLAS calls NumPy's API cannot make (scaled gemm, axpy update)
+``blas``           the BLAS calls NumPy's API cannot make (scaled gemm, axpy update, gemm with beta = 1)
 ``alloc``          the caching data allocator installed while a compiled plan runs
 ``toposort``       topological sort over CSR arrays (the tape walker's and the planner's)
 ``update``         in-place parameter updates of the eager optimizers

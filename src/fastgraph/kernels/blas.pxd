@@ -12,3 +12,6 @@ cdef void sgemm_rm(bint ta, bint tb, int64_t m, int64_t n, int64_t k, float alph
 cdef void dgemm_rm(bint ta, bint tb, int64_t m, int64_t n, int64_t k, double alpha,
                    const double *a, int64_t lda, const double *b, int64_t ldb, double beta,
                    double *c, int64_t ldc) noexcept nogil
+# ``acc += a @ b`` by one gemm with beta = 1 where that is ``acc + np.matmul(a, b)`` bit for
+# bit: 0 refused (nothing written), 1 done, 2 done with a floating-point exception (see blas.pyx)
+cdef int accumulate_matmul_c(object a, object b, object acc) except -1
