@@ -72,6 +72,8 @@ cdef extern from "fg_vm.h":
     void fg_vm_isa_set(int) noexcept nogil
     void fg_stream_d(double*, const double*, Py_ssize_t) noexcept nogil
     void fg_stream_f(float*, const float*, Py_ssize_t) noexcept nogil
+    void fg_stream_d_base(double*, const double*, Py_ssize_t) noexcept nogil
+    void fg_stream_f_base(float*, const float*, Py_ssize_t) noexcept nogil
     void fg_sfence() noexcept nogil
     void fg_prefetch_part(const char*, Py_ssize_t, Py_ssize_t) noexcept nogil
     void fg_prefetch_part_w(const char*, Py_ssize_t, Py_ssize_t) noexcept nogil
@@ -574,14 +576,18 @@ cdef Py_ssize_t _SUB_BYTES = 4096
 #: at least _PF_MIN_BYTES (below, they are in cache and a prefetch is an instruction wasted)
 cdef Py_ssize_t _PF_AHEAD_BYTES = 16384
 cdef Py_ssize_t _PF_MIN_BYTES = 1 << 21
+#: streamed outputs stored with the running instruction set's widest stores (else 16 bytes)
+cdef bint _WIDE_STORES = True
 
 
 def _set_block_schedule(Py_ssize_t sub_bytes=4096, Py_ssize_t ahead_bytes=16384,
-                        Py_ssize_t min_bytes=1 << 21):
+                        Py_ssize_t min_bytes=1 << 21, bint wide_stores=True):
     """Set the sub-block size and the prefetch distance and threshold (``ahead_bytes`` 0: no
-    prefetch); for measurements.  Results do not depend on them.  Call only while no kernel
-    runs."""
-    global _SUB_BYTES, _PF_AHEAD_BYTES, _PF_MIN_BYTES
+    prefetch), and whether streamed outputs take the instruction set's widest stores
+    (``wide_stores``; else the baseline copy's 16-byte ones); for measurements.  Results do not
+    depend on them.  Call only while no kernel runs."""
+    global _SUB_BYTES, _PF_AHEAD_BYTES, _PF_MIN_BYTES, _WIDE_STORES
+    _WIDE_STORES = wide_stores
     if sub_bytes < 64 or sub_bytes % 64:
         raise ValueError(f"sub_bytes must be a positive multiple of 64, got {sub_bytes}")
     if ahead_bytes < 0:
@@ -657,9 +663,15 @@ cdef void _run_block(Ctx* c, real* scratch, int tid, Py_ssize_t b) noexcept nogi
         r = c.out_reg[k]
         if m == OUT_STREAM:
             if real is double:
-                fg_stream_d((<double*>c.out_base[k]) + s, regs[r], n)
+                if _WIDE_STORES:
+                    fg_stream_d((<double*>c.out_base[k]) + s, regs[r], n)
+                else:
+                    fg_stream_d_base((<double*>c.out_base[k]) + s, regs[r], n)
             else:
-                fg_stream_f((<float*>c.out_base[k]) + s, regs[r], n)
+                if _WIDE_STORES:
+                    fg_stream_f((<float*>c.out_base[k]) + s, regs[r], n)
+                else:
+                    fg_stream_f_base((<float*>c.out_base[k]) + s, regs[r], n)
         elif m == OUT_SCATTER:
             _gather(regs[r], <real*>c.out_base[k], c.out_str + k * c.nd, c.shape, c.nd, s, n, True)
         elif m == OUT_REDUCED:

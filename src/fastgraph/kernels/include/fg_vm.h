@@ -8,7 +8,7 @@
  *   fg_math_avx512.h       ... and for AVX-512 F, DQ and VL (x86, GCC or clang)
  *   fg_vm_libm.h           the libm loops (compiled once)
  *   fg_vm_isa.h            the copies, and which one runs
- *   fg_stream.h            non-temporal stores of finished blocks
+ *   fg_stream.h            non-temporal stores of finished blocks (a copy per instruction set)
  *
  * The math and the loops are compiled with fp-contract=off: every FMA is written out, so that
  * every copy computes the same operations and so the same bits (fg_math_scalar.h).  And with
@@ -47,6 +47,6 @@
 #endif
 
 #include "fg_vm_libm.h"
-#include "fg_vm_isa.h"
 #include "fg_stream.h"
+#include "fg_vm_isa.h"
 #endif

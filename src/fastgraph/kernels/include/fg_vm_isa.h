@@ -10,6 +10,7 @@
 #ifndef FG_VM_ISA_H
 #define FG_VM_ISA_H
 #include "fg_opcodes.h"
+#include "fg_stream.h"
 
 typedef void (*fg_vloop_d)(double *, const double *, Py_ssize_t);
 typedef void (*fg_vloop_f)(float *, const float *, Py_ssize_t);
@@ -20,6 +21,8 @@ typedef struct {
     int (*arith_f)(int, float *, const float *, const float *, const float *, Py_ssize_t);
     fg_vloop_d vec_d[FG_OP_END];        /* by opcode; NULL: no vec loop */
     fg_vloop_f vec_f[FG_OP_END];
+    fg_vloop_d stream_d;                /* streaming stores of finished blocks (fg_stream.h) */
+    fg_vloop_f stream_f;
 } fg_vm_isa;
 
 static int fg_cpu_baseline(void) { return 1; }
@@ -38,7 +41,7 @@ static int fg_cpu_baseline(void) { return 1; }
 #define FG__VEC_D(OP, op, SUF) [FG_OP_##OP] = fg_v##op##_d##SUF,
 #define FG__VEC_F(OP, op, SUF) [FG_OP_##OP] = fg_v##op##_f##SUF,
 #define FG__ISA_ROW(SUF, NAME, CHECK) {NAME, CHECK, fg_arith_d##SUF, fg_arith_f##SUF, \
-    {FG_VEC_OPS(FG__VEC_D, SUF)}, {FG_VEC_OPS(FG__VEC_F, SUF)}},
+    {FG_VEC_OPS(FG__VEC_D, SUF)}, {FG_VEC_OPS(FG__VEC_F, SUF)}, fg_stream_d##SUF, fg_stream_f##SUF},
 static const fg_vm_isa fg_vm_isas[] = { FG_VM_ISAS(FG__ISA_ROW) };
 #undef FG__ISA_ROW
 #undef FG__VEC_F
@@ -71,6 +74,11 @@ static inline int fg_vm_vec_d(int k, double *d, const double *a, Py_ssize_t n) {
     if (f == NULL) return 0;
     f(d, a, n);
     return 1; }
+/* the current copy's streaming stores: d[0:n] = a[0:n], the lines not kept in cache */
+static inline void fg_stream_d(double *d, const double *a, Py_ssize_t n) {
+    fg_vm_active->stream_d(d, a, n); }
+static inline void fg_stream_f(float *d, const float *a, Py_ssize_t n) {
+    fg_vm_active->stream_f(d, a, n); }
 static inline int fg_vm_vec_f(int k, float *d, const float *a, Py_ssize_t n) {
     fg_vloop_f f = fg_vm_active->vec_f[k];
     if (f == NULL) return 0;
